@@ -1,0 +1,212 @@
+package translate
+
+import (
+	"github.com/tidwall/gjson"
+)
+
+// fieldKind classifies the top-level request fields the translator reads or rewrites; everything else is
+// copied through (or judged as an extra parameter by an Azure AI target).
+type fieldKind uint8
+
+const (
+	fieldOther fieldKind = iota
+	fieldModel
+	fieldStream
+	fieldStreamOptions
+	fieldChainID
+	fieldStop
+	fieldInput
+	fieldMaxTokens
+	fieldMaxCompletionTokens
+	fieldEncodingFormat
+)
+
+var fieldKinds = map[string]fieldKind{
+	"model":                 fieldModel,
+	"stream":                fieldStream,
+	"stream_options":        fieldStreamOptions,
+	"chain_id":              fieldChainID,
+	"stop":                  fieldStop,
+	"input":                 fieldInput,
+	"max_tokens":            fieldMaxTokens,
+	"max_completion_tokens": fieldMaxCompletionTokens,
+	"encoding_format":       fieldEncodingFormat,
+}
+
+// RequestBody is a client request body that has been validated once, with its top-level members located so
+// rendering can copy them without another scan. Reuse one per worker: Parse keeps its buffers.
+type RequestBody struct {
+	src     []byte
+	members []member
+	names   []string // decoded names, only for members whose key had escapes
+	kinds   []fieldKind
+	index   [fieldEncodingFormat + 1]int16 // member index+1 of each fieldKind, 0 when absent
+
+	// Model is the body's model ("" when absent).
+	Model string
+	// Stream is the body's stream flag.
+	Stream bool
+	// IncludeUsage is stream_options.include_usage.
+	IncludeUsage bool
+	// ChainID is an EternalAI chain_id as sent (a string, or a number's digits); HasChainID tells it was sent.
+	ChainID    string
+	HasChainID bool
+}
+
+// maxTopLevelMembers bounds the keys of a request object; real requests have a few dozen at most.
+const maxTopLevelMembers = 4096
+
+// Parse validates src as a JSON object and reads the fields that decide routing. src must not change while
+// the RequestBody is in use.
+func (b *RequestBody) Parse(src []byte) *Error {
+	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], kinds: b.kinds[:0]}
+	var err error
+	if b.members, err = scanObjectMembers(src, b.members); err != nil {
+		return NewError(ErrInvalidJSON, "", "the request body is not a valid JSON object: "+err.Error())
+	}
+	if len(b.members) > maxTopLevelMembers {
+		return NewError(ErrInvalidJSON, "", "the request body has too many top-level fields")
+	}
+	for i, m := range b.members {
+		var kind fieldKind
+		if m.keyEscaped {
+			kind = fieldKinds[b.memberName(i)]
+		} else {
+			kind = fieldKinds[string(m.rawKey(src))]
+		}
+		if b.duplicateBefore(i) {
+			name := b.memberName(i)
+			return NewError(ErrInvalidJSON, name, "the request body has the field "+quoteForMessage(name)+
+				" more than once: send each field once")
+		}
+		b.kinds = append(b.kinds, kind)
+		if kind != fieldOther {
+			b.index[kind] = int16(i + 1)
+		}
+		if e := b.readField(kind, m.value(src)); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// memberName is the decoded key of member i (it allocates: keep it off the common path).
+func (b *RequestBody) memberName(i int) string {
+	m := b.members[i]
+	if !m.keyEscaped {
+		return string(m.rawKey(b.src))
+	}
+	for len(b.names) <= i {
+		b.names = append(b.names, "")
+	}
+	if b.names[i] == "" {
+		b.names[i] = gjson.ParseBytes(b.src[m.keyStart:m.keyEnd]).String()
+	}
+	return b.names[i]
+}
+
+// duplicateBefore reports whether member i repeats an earlier key. Upstream parsers disagree on which
+// duplicate wins, so a body with one could be routed on one model and served by another.
+func (b *RequestBody) duplicateBefore(i int) bool {
+	mi := b.members[i]
+	for j := 0; j < i; j++ {
+		mj := b.members[j]
+		if !mi.keyEscaped && !mj.keyEscaped {
+			if string(mi.rawKey(b.src)) == string(mj.rawKey(b.src)) {
+				return true
+			}
+		} else if b.memberName(i) == b.memberName(j) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *RequestBody) readField(kind fieldKind, raw []byte) *Error {
+	switch kind {
+	case fieldModel:
+		if raw[0] != '"' {
+			return NewError(ErrInvalidParameter, "model", "model must be a string naming the model")
+		}
+		b.Model = decodeJSONString(raw)
+	case fieldStream:
+		switch string(raw) {
+		case "true":
+			b.Stream = true
+		case "false", "null":
+		default:
+			return NewError(ErrInvalidParameter, "stream", "stream must be true or false")
+		}
+	case fieldStreamOptions:
+		if raw[0] == 'n' {
+			return nil
+		}
+		if raw[0] != '{' {
+			return NewError(ErrInvalidParameter, "stream_options", "stream_options must be an object")
+		}
+		switch v := gjson.GetBytes(raw, "include_usage"); v.Type {
+		case gjson.True:
+			b.IncludeUsage = true
+		case gjson.False, gjson.Null:
+		default:
+			return NewError(ErrInvalidParameter, "stream_options.include_usage", "stream_options.include_usage must be true or false")
+		}
+	case fieldChainID:
+		switch {
+		case raw[0] == '"':
+			b.ChainID = decodeJSONString(raw)
+		case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+			b.ChainID = string(raw)
+		case raw[0] == 'n':
+			return nil
+		default:
+			return NewError(ErrInvalidParameter, "chain_id", "chain_id must be a string such as \"45762\"")
+		}
+		b.HasChainID = true
+	case fieldMaxTokens, fieldMaxCompletionTokens:
+		if raw[0] != 'n' && raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+			name := "max_tokens"
+			if kind == fieldMaxCompletionTokens {
+				name = "max_completion_tokens"
+			}
+			return NewError(ErrInvalidParameter, name, name+" must be an integer")
+		}
+	}
+	return nil
+}
+
+// has reports whether the body has a field of this kind.
+func (b *RequestBody) has(kind fieldKind) bool { return b.index[kind] != 0 }
+
+// value returns the raw JSON of the field of this kind (nil when absent).
+func (b *RequestBody) value(kind fieldKind) []byte {
+	if i := b.index[kind]; i != 0 {
+		return b.members[i-1].value(b.src)
+	}
+	return nil
+}
+
+// nameIn reports whether member i's key is in set.
+func (b *RequestBody) nameIn(i int, set map[string]struct{}) bool {
+	if len(set) == 0 {
+		return false
+	}
+	var ok bool
+	if m := b.members[i]; m.keyEscaped {
+		_, ok = set[b.memberName(i)]
+	} else {
+		_, ok = set[string(m.rawKey(b.src))]
+	}
+	return ok
+}
+
+// decodeJSONString decodes a validated JSON string literal; the common escape-free case costs one copy.
+func decodeJSONString(raw []byte) string {
+	inner := raw[1 : len(raw)-1]
+	for _, c := range inner {
+		if c == '\\' {
+			return gjson.ParseBytes(raw).String()
+		}
+	}
+	return string(inner)
+}

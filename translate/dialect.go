@@ -1,0 +1,202 @@
+// Package translate knows the four LLM HTTP dialects (OpenAI, Azure OpenAI, Azure AI Model Inference and
+// EternalAI) and converts requests, responses, errors and SSE streams between them. It is pure Go: the
+// proxy-wasm glue lives in plugin/.
+package translate
+
+import "fmt"
+
+// Dialect is one of the four HTTP API dialects the filter speaks.
+type Dialect uint8
+
+const (
+	// DialectUnknown is the zero value: a request the filter does not recognise.
+	DialectUnknown Dialect = iota
+	OpenAI
+	AzureOpenAI
+	AzureAI
+	EternalAI
+)
+
+// Dialects lists every known dialect in a stable order (tests and tables iterate it).
+var Dialects = []Dialect{OpenAI, AzureOpenAI, AzureAI, EternalAI}
+
+func (d Dialect) String() string {
+	if s := d.spec(); s != nil {
+		return s.name
+	}
+	return "unknown"
+}
+
+// ParseDialect reads a dialect name as written in the plugin configuration.
+func ParseDialect(name string) (Dialect, error) {
+	for _, d := range Dialects {
+		if d.String() == name {
+			return d, nil
+		}
+	}
+	return DialectUnknown, fmt.Errorf("unknown dialect %q: use one of openai, azure-openai, azure-ai, eternalai", name)
+}
+
+// OpenAIFamily reports whether the dialect uses the OpenAI error envelope
+// {"error":{"message","type","param","code"}}; only Azure AI Model Inference does not.
+func (d Dialect) OpenAIFamily() bool { return d != AzureAI && d != DialectUnknown }
+
+// Supports reports whether the dialect has the operation at all.
+func (d Dialect) Supports(op Operation) bool {
+	s := d.spec()
+	return s != nil && s.operations&(1<<op) != 0
+}
+
+// DefaultBasePath is the path prefix a provider of this dialect uses when the configuration names none.
+func (d Dialect) DefaultBasePath() string {
+	if s := d.spec(); s != nil {
+		return s.defaultBasePath
+	}
+	return ""
+}
+
+// DefaultAPIVersion is the api-version sent when the provider configuration names none ("" for dialects
+// that carry no api-version).
+func (d Dialect) DefaultAPIVersion() string {
+	if s := d.spec(); s != nil {
+		return s.defaultAPIVersion
+	}
+	return ""
+}
+
+// Operation is what a request asks for.
+type Operation uint8
+
+const (
+	OpUnknown Operation = iota
+	OpChatCompletions
+	OpCompletions
+	OpEmbeddings
+	OpListModels
+)
+
+var operationPaths = [...]string{
+	OpChatCompletions: "chat/completions",
+	OpCompletions:     "completions",
+	OpEmbeddings:      "embeddings",
+	OpListModels:      "models",
+}
+
+// PathSuffix is the operation's path below the dialect's base path, e.g. "chat/completions".
+func (op Operation) PathSuffix() string {
+	if int(op) < len(operationPaths) {
+		return operationPaths[op]
+	}
+	return ""
+}
+
+func (op Operation) String() string {
+	if s := op.PathSuffix(); s != "" {
+		return s
+	}
+	return "unknown"
+}
+
+func operationFromPath(suffix string) Operation {
+	for op := OpChatCompletions; op <= OpEmbeddings; op++ {
+		if operationPaths[op] == suffix {
+			return op
+		}
+	}
+	return OpUnknown
+}
+
+// ops builds an operation bit set.
+func ops(list ...Operation) uint8 {
+	var set uint8
+	for _, op := range list {
+		set |= 1 << op
+	}
+	return set
+}
+
+// authStyle says which headers carry a provider credential.
+type authStyle uint8
+
+const (
+	authBearer       authStyle = iota // Authorization: Bearer <key>
+	authAPIKey                        // api-key: <key>
+	authAPIKeyBearer                  // both, as the Azure AI JS SDK sends
+)
+
+// dialectSpec is the data that describes one dialect. Each dialect file fills one in; the translation code
+// reads these tables instead of branching on the dialect.
+type dialectSpec struct {
+	name              string
+	operations        uint8
+	defaultBasePath   string
+	defaultAPIVersion string
+	auth              authStyle
+	// completionsDefaultMaxTokens is the max_tokens a completions request gets when it names none.
+	completionsDefaultMaxTokens int
+	// ownFields are request fields only this dialect understands; they are removed when the request goes
+	// to a provider of another dialect.
+	ownFields []string
+	// knownParams, when set for an operation, lists the request fields the dialect accepts; anything else
+	// is an extra parameter subject to the provider's extra_parameters policy (Azure AI only).
+	knownParams map[Operation][]string
+	// usesAPIVersion: requests carry ?api-version=.
+	usesAPIVersion bool
+	// wantsOrgHeaders: OpenAI-Organization and OpenAI-Project mean something to this dialect.
+	wantsOrgHeaders bool
+	// stopMustBeArray / inputMustBeArray: a string value is wrapped as a one-element array.
+	stopMustBeArray  bool
+	inputMustBeArray bool
+	// maxTokensOnly: the dialect knows max_tokens but not max_completion_tokens.
+	maxTokensOnly bool
+	// chainID: the request carries chain_id (a string).
+	chainID bool
+	// keepsAzureAnnotations: content-filter annotations are part of this dialect's answers.
+	keepsAzureAnnotations bool
+	// streamToolCallsLackIndex: streamed tool-call deltas from this dialect's providers carry no "index".
+	streamToolCallsLackIndex bool
+
+	// Derived from the tables above by init, for lookups on the request path.
+	knownParamSet map[Operation]map[string]struct{}
+	foreignFields map[string]struct{} // other dialects' ownFields
+}
+
+func init() {
+	for _, d := range Dialects {
+		s := d.spec()
+		s.knownParamSet = map[Operation]map[string]struct{}{}
+		for op, names := range s.knownParams {
+			s.knownParamSet[op] = stringSet(names)
+		}
+		s.foreignFields = map[string]struct{}{}
+		for _, other := range Dialects {
+			if other != d {
+				for _, f := range other.spec().ownFields {
+					s.foreignFields[f] = struct{}{}
+				}
+			}
+		}
+	}
+}
+
+func stringSet(names []string) map[string]struct{} {
+	set := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		set[n] = struct{}{}
+	}
+	return set
+}
+
+func (d Dialect) spec() *dialectSpec {
+	switch d {
+	case OpenAI:
+		return &openAISpec
+	case AzureOpenAI:
+		return &azureOpenAISpec
+	case AzureAI:
+		return &azureAISpec
+	case EternalAI:
+		return &eternalAISpec
+	}
+	return nil
+}

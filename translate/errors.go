@@ -1,0 +1,353 @@
+package translate
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// ErrorCode names an error the filter itself answers with; it is the envelope's code and the value of the
+// x-aidialect-error response header.
+type ErrorCode string
+
+const (
+	ErrModelNotFound             ErrorCode = "model_not_found"
+	ErrModelNotAllowed           ErrorCode = "model_not_allowed"
+	ErrUnauthorized              ErrorCode = "unauthorized"
+	ErrInvalidAPIVersion         ErrorCode = "invalid_api_version"
+	ErrInvalidDeployment         ErrorCode = "invalid_deployment"
+	ErrInvalidJSON               ErrorCode = "invalid_json"
+	ErrInvalidParameter          ErrorCode = "invalid_parameter"
+	ErrExtraParametersNotAllowed ErrorCode = "extra_parameters_not_allowed"
+	ErrBodyTooLarge              ErrorCode = "body_too_large"
+	ErrUnsupportedOperation      ErrorCode = "unsupported_operation"
+	ErrUnsupportedEncoding       ErrorCode = "unsupported_content_encoding"
+	ErrUnknownPath               ErrorCode = "unknown_path"
+	ErrMethodNotAllowed          ErrorCode = "method_not_allowed"
+	ErrUpstreamStream            ErrorCode = "upstream_stream_error"
+	ErrInternal                  ErrorCode = "internal_error"
+)
+
+var errorStatus = map[ErrorCode]int{
+	ErrModelNotFound:             404,
+	ErrModelNotAllowed:           403,
+	ErrUnauthorized:              401,
+	ErrInvalidAPIVersion:         400,
+	ErrInvalidDeployment:         400,
+	ErrInvalidJSON:               400,
+	ErrInvalidParameter:          400,
+	ErrExtraParametersNotAllowed: 400,
+	ErrBodyTooLarge:              413,
+	ErrUnsupportedOperation:      404,
+	ErrUnsupportedEncoding:       415,
+	ErrUnknownPath:               404,
+	ErrMethodNotAllowed:          405,
+	ErrUpstreamStream:            502,
+	ErrInternal:                  500,
+}
+
+// Error is an error the filter answers itself, before or instead of calling the upstream.
+type Error struct {
+	Code    ErrorCode
+	Message string
+	Param   string // the request field at fault, if one is
+}
+
+// NewError builds a filter error; the message should say what was wrong and what to do.
+func NewError(code ErrorCode, param, message string) *Error {
+	return &Error{Code: code, Message: message, Param: param}
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Status is the HTTP status the error is answered with.
+func (e *Error) Status() int {
+	if s, ok := errorStatus[e.Code]; ok {
+		return s
+	}
+	return 500
+}
+
+// Body renders the error in the client's dialect envelope.
+func (e *Error) Body(client Dialect) []byte {
+	return renderError(client, errorFields{
+		status:  e.Status(),
+		message: e.Message,
+		code:    string(e.Code),
+		param:   e.Param,
+	})
+}
+
+// errorFields is the dialect-neutral content of an error, whatever envelope it arrived in.
+type errorFields struct {
+	status  int
+	message string
+	typ     string
+	code    string
+	param   string
+	inner   string // raw JSON of innererror/inner_error, kept for Azure OpenAI clients
+	details string // raw JSON of Azure details, kept for Azure AI clients
+}
+
+// errorType is the OpenAI "type" for a status when the upstream gave none.
+func errorType(status int) string {
+	switch {
+	case status == 401:
+		return "authentication_error"
+	case status == 403:
+		return "permission_error"
+	case status == 429:
+		return "rate_limit_error"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+func renderError(client Dialect, f errorFields) []byte {
+	b := make([]byte, 0, 128+len(f.message)+len(f.inner)+len(f.details))
+	b = append(b, `{"error":{`...)
+	if client == AzureAI {
+		b = append(b, `"code":`...)
+		b = appendJSONString(b, orDefault(f.code, statusCode(f.status)))
+		b = append(b, `,"message":`...)
+		b = appendJSONString(b, f.message)
+		b = append(b, `,"status":`...)
+		b = strconv.AppendInt(b, int64(f.status), 10)
+		if f.param != "" {
+			b = append(b, `,"target":`...)
+			b = appendJSONString(b, f.param)
+		}
+		b = append(b, `,"details":`...)
+		if f.details != "" {
+			b = append(b, f.details...)
+		} else {
+			b = append(b, `[]`...)
+		}
+		return append(b, `}}`...)
+	}
+	b = append(b, `"message":`...)
+	b = appendJSONString(b, f.message)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, orDefault(f.typ, errorType(f.status)))
+	b = append(b, `,"param":`...)
+	b = appendNullableString(b, f.param)
+	b = append(b, `,"code":`...)
+	b = appendNullableString(b, f.code)
+	if client == AzureOpenAI && f.inner != "" {
+		b = append(b, `,"innererror":`...)
+		b = append(b, f.inner...)
+	}
+	return append(b, `}}`...)
+}
+
+func statusCode(status int) string {
+	switch status {
+	case 400:
+		return "BadRequest"
+	case 401:
+		return "Unauthorized"
+	case 403:
+		return "Forbidden"
+	case 404:
+		return "NotFound"
+	case 413:
+		return "PayloadTooLarge"
+	case 422:
+		return "UnprocessableEntity"
+	case 429:
+		return "TooManyRequests"
+	case 502:
+		return "BadGateway"
+	case 503:
+		return "ServiceUnavailable"
+	case 504:
+		return "GatewayTimeout"
+	}
+	if status >= 500 {
+		return "InternalServerError"
+	}
+	return strconv.Itoa(status)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func appendNullableString(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return appendJSONString(b, s)
+}
+
+// appendJSONString appends s as a JSON string literal. Invalid UTF-8 becomes U+FFFD so the output is always
+// valid JSON, whatever an upstream sent.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r < 0x20 || r == 0x2028 || r == 0x2029:
+			b = append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
+}
+
+// maxUpstreamMessage bounds how much of a non-JSON upstream body is quoted back to the client.
+const maxUpstreamMessage = 512
+
+// TranslateError turns an upstream error response of any provider shape into the client's envelope and
+// returns the status the client should see. It understands the OpenAI envelope, Azure OpenAI's (string or
+// numeric codes, innererror or inner_error), both Azure AI forms (Azure.Core envelope and the flat
+// {status,code,message,detail} form), a bare {"error":"text"} and non-JSON bodies such as a load balancer's
+// HTML page.
+func TranslateError(client, provider Dialect, status int, body []byte) (int, []byte) {
+	if client == provider && hasErrorEnvelope(client, body) {
+		// Already in the client's own envelope: forward it untouched, details and all.
+		return status, body
+	}
+	f := parseUpstreamError(status, body)
+	if status == 422 && client.OpenAIFamily() {
+		// OpenAI-family SDKs treat 422 as unexpected; Azure AI uses it for "parameter not supported".
+		f.status = 400
+	}
+	return f.status, renderError(client, f)
+}
+
+// hasErrorEnvelope reports whether body is a JSON error in the dialect's documented envelope.
+func hasErrorEnvelope(d Dialect, body []byte) bool {
+	if !gjson.ValidBytes(body) {
+		return false
+	}
+	e := gjson.GetBytes(body, "error")
+	if !e.IsObject() || e.Get("message").Type != gjson.String {
+		return false
+	}
+	if d == AzureAI {
+		return e.Get("code").Type == gjson.String
+	}
+	return e.Get("type").Exists() && e.Get("param").Exists() && e.Get("code").Exists()
+}
+
+func parseUpstreamError(status int, body []byte) errorFields {
+	f := errorFields{status: status}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '{' && gjson.ValidBytes(trimmed) {
+		root := gjson.ParseBytes(trimmed)
+		obj := root
+		if e := root.Get("error"); e.IsObject() {
+			obj = e
+		} else if e.Type == gjson.String && !root.Get("message").Exists() {
+			f.message = e.String()
+		}
+		if m := obj.Get("message"); m.Exists() && m.Type != gjson.Null {
+			f.message = m.String()
+		}
+		f.code = scalarString(obj.Get("code"))
+		if f.code == "" && root.Get("error").Type == gjson.String {
+			f.code = root.Get("error").String()
+		}
+		f.typ = scalarString(obj.Get("type"))
+		f.param = scalarString(obj.Get("param"))
+		if f.param == "" {
+			f.param = scalarString(obj.Get("target"))
+		}
+		if f.param == "" {
+			f.param = detailParam(obj.Get("detail"))
+		}
+		if inner := obj.Get("innererror"); inner.IsObject() {
+			f.inner = inner.Raw
+		} else if inner := obj.Get("inner_error"); inner.IsObject() {
+			f.inner = inner.Raw
+		}
+		if d := obj.Get("details"); d.IsArray() {
+			f.details = d.Raw
+		}
+		if f.message == "" {
+			f.message = "upstream returned HTTP " + strconv.Itoa(status) + " without a message"
+		}
+		return f
+	}
+	f.message = nonJSONMessage(status, trimmed)
+	f.code = statusCode(status)
+	if status < 400 {
+		f.code = "upstream_error"
+	}
+	return f
+}
+
+// detailParam reads the offending field from Azure AI's flat 422 form: detail.loc = ["body","field"], or a
+// list of such objects.
+func detailParam(d gjson.Result) string {
+	if d.IsArray() {
+		d = d.Get("0")
+	}
+	loc := d.Get("loc")
+	if !loc.IsArray() {
+		return ""
+	}
+	parts := loc.Array()
+	if len(parts) > 0 && parts[0].String() == "body" {
+		parts = parts[1:]
+	}
+	names := make([]string, 0, len(parts))
+	for _, p := range parts {
+		names = append(names, p.String())
+	}
+	return strings.Join(names, ".")
+}
+
+func scalarString(r gjson.Result) string {
+	switch r.Type {
+	case gjson.String:
+		return r.Str
+	case gjson.Number:
+		return r.Raw
+	case gjson.True, gjson.False:
+		return r.Raw
+	}
+	return ""
+}
+
+// nonJSONMessage summarises a non-JSON error body: the HTML <title> when there is one, else the first
+// characters of the text, so the client learns what the load balancer said without a page of markup.
+func nonJSONMessage(status int, body []byte) string {
+	prefix := "upstream returned HTTP " + strconv.Itoa(status)
+	text := body
+	lower := bytes.ToLower(body[:min(len(body), 4096)])
+	if i := bytes.Index(lower, []byte("<title>")); i >= 0 {
+		if j := bytes.Index(lower[i:], []byte("</title>")); j >= 0 {
+			text = body[i+len("<title>") : i+j]
+		}
+	} else if bytes.HasPrefix(lower, []byte("<")) {
+		text = nil
+	}
+	text = bytes.TrimSpace(text)
+	if len(text) == 0 {
+		return prefix + " with a non-JSON body"
+	}
+	if len(text) > maxUpstreamMessage {
+		text = text[:maxUpstreamMessage]
+	}
+	return prefix + ": " + strings.ToValidUTF8(collapseSpace(string(text)), "\uFFFD")
+}
+
+func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }

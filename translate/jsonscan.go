@@ -1,0 +1,286 @@
+package translate
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// maxJSONDepth bounds nesting so a hostile body cannot exhaust the stack; real requests (tool schemas
+// included) stay far below it.
+const maxJSONDepth = 256
+
+// member is one key/value pair of a JSON object, as byte offsets into the source.
+type member struct {
+	keyStart, keyEnd int // the key including its quotes
+	valStart, valEnd int
+	keyEscaped       bool // the key has backslash escapes: compare its decoded form
+}
+
+func (m member) rawKey(src []byte) []byte { return src[m.keyStart+1 : m.keyEnd-1] }
+func (m member) value(src []byte) []byte  { return src[m.valStart:m.valEnd] }
+
+// syntaxError describes why a body is not valid JSON, with the byte offset a client can look at.
+type syntaxError struct {
+	offset int
+	msg    string
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.msg, e.offset) }
+
+func syntaxErr(offset int, format string, args ...any) error {
+	return &syntaxError{offset: offset, msg: fmt.Sprintf(format, args...)}
+}
+
+// stringSafe marks the bytes a JSON string may hold without further checks.
+var stringSafe = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(src []byte, i int) int {
+	for i < len(src) && isSpace(src[i]) {
+		i++
+	}
+	return i
+}
+
+// scanObjectMembers validates src as one JSON object (the whole input, surrounding whitespace allowed) and
+// appends its top-level members to dst. This is the only full pass the request path makes over a body.
+func scanObjectMembers(src []byte, dst []member) ([]member, error) {
+	i := skipSpace(src, 0)
+	if i >= len(src) {
+		return dst, syntaxErr(i, "empty body: expected a JSON object")
+	}
+	if src[i] != '{' {
+		return dst, syntaxErr(i, "expected a JSON object, found %s", describeByte(src[i]))
+	}
+	end, err := scanObject(src, i, 1, &dst)
+	if err != nil {
+		return dst, err
+	}
+	if j := skipSpace(src, end); j != len(src) {
+		return dst, syntaxErr(j, "unexpected data after the JSON object")
+	}
+	return dst, nil
+}
+
+func describeByte(c byte) string {
+	switch {
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == '-' || (c >= '0' && c <= '9'):
+		return "a number"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	}
+	return fmt.Sprintf("%q", c)
+}
+
+// scanObject validates the object starting at src[i] == '{' and returns the offset after it. When members
+// is not nil, the object's members are appended to it.
+func scanObject(src []byte, i, depth int, members *[]member) (int, error) {
+	if depth > maxJSONDepth {
+		return 0, syntaxErr(i, "JSON nested deeper than %d levels", maxJSONDepth)
+	}
+	i = skipSpace(src, i+1)
+	if i < len(src) && src[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(src) || src[i] != '"' {
+			return 0, unexpected(src, i, "an object key")
+		}
+		keyStart := i
+		keyEnd, escaped, err := scanString(src, i)
+		if err != nil {
+			return 0, err
+		}
+		i = skipSpace(src, keyEnd)
+		if i >= len(src) || src[i] != ':' {
+			return 0, unexpected(src, i, "':' after an object key")
+		}
+		i = skipSpace(src, i+1)
+		valStart := i
+		if i, err = scanValue(src, i, depth); err != nil {
+			return 0, err
+		}
+		if members != nil {
+			*members = append(*members, member{keyStart, keyEnd, valStart, i, escaped})
+		}
+		i = skipSpace(src, i)
+		if i >= len(src) {
+			return 0, unexpected(src, i, "',' or '}'")
+		}
+		switch src[i] {
+		case ',':
+			i = skipSpace(src, i+1)
+		case '}':
+			return i + 1, nil
+		default:
+			return 0, unexpected(src, i, "',' or '}'")
+		}
+	}
+}
+
+func unexpected(src []byte, i int, want string) error {
+	if i >= len(src) {
+		return syntaxErr(i, "unexpected end of JSON: expected %s (is the body truncated?)", want)
+	}
+	return syntaxErr(i, "invalid JSON: expected %s, found %q", want, src[i])
+}
+
+// scanValue validates one JSON value starting at src[i] and returns the offset after it.
+func scanValue(src []byte, i, depth int) (int, error) {
+	if i >= len(src) {
+		return 0, unexpected(src, i, "a value")
+	}
+	switch c := src[i]; {
+	case c == '"':
+		end, _, err := scanString(src, i)
+		return end, err
+	case c == '{':
+		return scanObject(src, i, depth+1, nil)
+	case c == '[':
+		return scanArray(src, i, depth+1)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return scanNumber(src, i)
+	case c == 't':
+		return scanLiteral(src, i, "true")
+	case c == 'f':
+		return scanLiteral(src, i, "false")
+	case c == 'n':
+		return scanLiteral(src, i, "null")
+	}
+	return 0, unexpected(src, i, "a value")
+}
+
+func scanArray(src []byte, i, depth int) (int, error) {
+	if depth > maxJSONDepth {
+		return 0, syntaxErr(i, "JSON nested deeper than %d levels", maxJSONDepth)
+	}
+	i = skipSpace(src, i+1)
+	if i < len(src) && src[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = scanValue(src, i, depth); err != nil {
+			return 0, err
+		}
+		i = skipSpace(src, i)
+		if i >= len(src) {
+			return 0, unexpected(src, i, "',' or ']'")
+		}
+		switch src[i] {
+		case ',':
+			i = skipSpace(src, i+1)
+		case ']':
+			return i + 1, nil
+		default:
+			return 0, unexpected(src, i, "',' or ']'")
+		}
+	}
+}
+
+// scanString validates the string starting at src[i] == '"' (escapes, control characters, UTF-8) and
+// returns the offset after its closing quote.
+func scanString(src []byte, i int) (end int, escaped bool, err error) {
+	start := i
+	i++
+	for {
+		for i < len(src) && stringSafe[src[i]] {
+			i++
+		}
+		if i >= len(src) {
+			return 0, false, syntaxErr(start, "unterminated string")
+		}
+		switch c := src[i]; {
+		case c == '"':
+			return i + 1, escaped, nil
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(src) {
+				return 0, false, syntaxErr(start, "unterminated string")
+			}
+			switch src[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(src) || !isHex4(src[i+2:i+6]) {
+					return 0, false, syntaxErr(i, "invalid \\u escape in string")
+				}
+				i += 6
+			default:
+				return 0, false, syntaxErr(i, "invalid escape \\%c in string", src[i+1])
+			}
+		case c < 0x20:
+			return 0, false, syntaxErr(i, "control character %#02x in string: escape it", c)
+		default:
+			r, size := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return 0, false, syntaxErr(i, "invalid UTF-8 in string")
+			}
+			i += size
+		}
+	}
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b[:4] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func scanNumber(src []byte, i int) (int, error) {
+	start := i
+	if src[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(src) && src[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return 0, syntaxErr(start, "invalid number")
+	}
+	if i < len(src) && src[i] == '.' {
+		i++
+		if digits() == 0 {
+			return 0, syntaxErr(start, "invalid number")
+		}
+	}
+	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
+		i++
+		if i < len(src) && (src[i] == '+' || src[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return 0, syntaxErr(start, "invalid number")
+		}
+	}
+	return i, nil
+}
+
+func scanLiteral(src []byte, i int, lit string) (int, error) {
+	if len(src)-i < len(lit) || string(src[i:i+len(lit)]) != lit {
+		return 0, syntaxErr(i, "invalid literal: expected %s", lit)
+	}
+	return i + len(lit), nil
+}

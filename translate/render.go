@@ -1,0 +1,350 @@
+package translate
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Header is one HTTP header to set.
+type Header struct{ Name, Value string }
+
+// Target is the provider a request goes to, with the matched model's settings applied.
+type Target struct {
+	Dialect Dialect
+	// BasePath precedes the operation path; use Dialect.DefaultBasePath() when the configuration names none.
+	BasePath string
+	// APIVersion is the provider's configured api-version; "" means the client's when it speaks the same
+	// dialect, else the dialect's default.
+	APIVersion string
+	// Deployment is the model's deployment: the azure-openai path segment (the model name when empty) or
+	// the azure-ai azureml-model-deployment header.
+	Deployment string
+	// Model is the model name the upstream receives in the body.
+	Model string
+	// ChainID is the model's pinned chain_id; DefaultChainID the provider's, used when neither the model
+	// nor the client names one.
+	ChainID        string
+	DefaultChainID string
+	// ExtraParameters is the azure-ai provider's policy for fields outside its known set.
+	ExtraParameters ExtraParameters
+}
+
+// UpstreamHead is the request line and header edits for the upstream.
+type UpstreamHead struct {
+	Path   string
+	Set    []Header
+	Remove []string
+}
+
+// headersOnlyFor lists request headers that mean something to one dialect only; they are removed on the way
+// to any other.
+var headersOnlyFor = []struct {
+	name    string
+	dialect Dialect
+}{
+	{"openai-organization", OpenAI},
+	{"openai-project", OpenAI},
+	{"extra-parameters", AzureAI},
+	{"azureml-model-deployment", AzureAI},
+}
+
+// RenderHead builds the upstream :path and the dialect header edits (credentials aside: see AuthHeaders).
+// It needs no body, so a route decided by the request line can go out before the body arrives.
+func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
+	var head UpstreamHead
+	if !t.Dialect.Supports(req.Op) {
+		return head, NewError(ErrUnsupportedOperation, "",
+			"the provider for this model speaks "+t.Dialect.String()+", which has no "+req.Op.String()+" operation")
+	}
+	version, err := resolveAPIVersion(req, t)
+	if err != nil {
+		return head, err
+	}
+	var path strings.Builder
+	path.Grow(len(t.BasePath) + 64)
+	path.WriteString(t.BasePath)
+	switch {
+	case t.Dialect == AzureOpenAI && IsAzureOpenAIV1(version):
+		if req.Op == OpCompletions {
+			return head, NewError(ErrUnsupportedOperation, "",
+				"the Azure OpenAI v1 surface has no legacy completions: use chat/completions or a dated api_version")
+		}
+		path.WriteString("/v1/")
+		path.WriteString(req.Op.PathSuffix())
+		if version != "v1" {
+			path.WriteString("?api-version=" + version)
+		}
+	case t.Dialect == AzureOpenAI:
+		deployment := t.Deployment
+		if deployment == "" {
+			deployment = t.Model
+		}
+		if !ValidDeployment(deployment) {
+			return head, NewError(ErrInvalidDeployment, "model", "the model name "+quoteForMessage(deployment)+
+				" cannot be an Azure deployment name (1-64 of A-Z a-z 0-9 . _ -): configure a deployment for it")
+		}
+		path.WriteString("/deployments/" + deployment + "/" + req.Op.PathSuffix() + "?api-version=" + version)
+	default:
+		path.WriteString("/" + req.Op.PathSuffix())
+		if version != "" {
+			path.WriteString("?api-version=" + version)
+		}
+	}
+	head.Path = path.String()
+
+	for _, h := range headersOnlyFor {
+		if h.dialect != t.Dialect {
+			head.Remove = append(head.Remove, h.name)
+		}
+	}
+	if t.Dialect == AzureAI {
+		policy, e := extraPolicy(req, t)
+		if e != nil {
+			return head, e
+		}
+		head.Set = append(head.Set, Header{"extra-parameters", policy.headerValue(version)})
+		if t.Deployment != "" {
+			if !ValidDeployment(t.Deployment) {
+				return head, NewError(ErrInvalidDeployment, "deployment", "the configured deployment is not a valid name")
+			}
+			head.Set = append(head.Set, Header{"azureml-model-deployment", t.Deployment})
+		}
+	}
+	return head, nil
+}
+
+// resolveAPIVersion picks the one api-version the upstream gets: the provider's; else the client's when it
+// speaks the provider's dialect; else the dialect default. The result is validated for the target.
+func resolveAPIVersion(req *ClientRequest, t *Target) (string, *Error) {
+	if !t.Dialect.spec().usesAPIVersion {
+		return "", nil
+	}
+	version := t.APIVersion
+	if version == "" && req.Dialect == t.Dialect {
+		version = req.APIVersion
+		if version == "" && req.AzureV1 {
+			version = "v1"
+		}
+	}
+	if version == "" {
+		version = t.Dialect.DefaultAPIVersion()
+	}
+	if t.Dialect == AzureOpenAI && IsAzureOpenAIV1(version) {
+		return version, nil
+	}
+	if !IsDatedAPIVersion(version) {
+		return "", NewError(ErrInvalidAPIVersion, "api-version", "api-version "+quoteForMessage(version)+
+			" is not valid for "+t.Dialect.String()+": use the form 2024-10-21 or 2024-05-01-preview")
+	}
+	return version, nil
+}
+
+// extraPolicy is the provider's extra_parameters policy, unless an azure-ai client sent its own header.
+func extraPolicy(req *ClientRequest, t *Target) (ExtraParameters, *Error) {
+	if req.Dialect == AzureAI && req.ExtraParameters != "" {
+		p, ok := parseClientExtraParameters(req.ExtraParameters)
+		if !ok {
+			return p, NewError(ErrInvalidParameter, "extra-parameters",
+				"the extra-parameters header must be pass-through, drop or error, not "+quoteForMessage(req.ExtraParameters))
+		}
+		return p, nil
+	}
+	return t.ExtraParameters, nil
+}
+
+// UpstreamBody is a rendered request body.
+type UpstreamBody struct {
+	// Body aliases the client's body when Changed is false, else the dst buffer given to RenderBody.
+	Body    []byte
+	Changed bool
+	// Dropped lists the extra parameters removed for an azure-ai provider (for x-aidialect-dropped-params).
+	Dropped []string
+}
+
+// memberEdit is what rendering does with one top-level member.
+type memberEdit uint8
+
+const (
+	editKeep memberEdit = iota
+	editDrop
+	editReplace
+)
+
+// RenderBody writes the body for the target into dst (reused when large enough) in one pass over the
+// members located by Parse: each member is copied, dropped or replaced once, and missing fields are appended.
+func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {
+	var out UpstreamBody
+	src := body.src
+	target := t.Dialect.spec()
+	source := req.Dialect.spec()
+	known := target.knownParamSet[req.Op]
+	foreign := target.foreignFields
+	policy := ExtraPassThrough
+	if known != nil {
+		var e *Error
+		if policy, e = extraPolicy(req, t); e != nil {
+			return out, e
+		}
+	}
+	if e := checkPortableEncoding(body, t.Dialect); e != nil {
+		return out, e
+	}
+
+	wantModel := bodyCarriesModel(req, t)
+	chainID := ""
+	if target.chainID {
+		chainID = firstNonEmpty(t.ChainID, body.ChainID, t.DefaultChainID, DefaultChainID)
+	}
+	renameMaxCompletion := target.maxTokensOnly && !body.has(fieldMaxTokens)
+
+	var extras []string
+	changed := false
+	w := dst[:0]
+	w = append(w, '{')
+	first := true
+	writeKey := func(key string) {
+		if !first {
+			w = append(w, ',')
+		}
+		first = false
+		w = appendJSONString(w, key)
+		w = append(w, ':')
+	}
+	for i, m := range body.members {
+		kind := body.kinds[i]
+		edit := editKeep
+		var replacement []byte
+		var replacementKey string
+		switch kind {
+		case fieldModel:
+			if !wantModel {
+				edit = editDrop
+			} else if body.Model != t.Model || m.keyEscaped {
+				edit, replacement = editReplace, appendJSONString(nil, t.Model)
+			}
+		case fieldChainID:
+			if !target.chainID {
+				edit = editDrop
+			} else if string(m.value(src)) != `"`+chainID+`"` || m.keyEscaped {
+				edit, replacement = editReplace, appendJSONString(nil, chainID)
+			}
+		case fieldStop:
+			if target.stopMustBeArray && m.value(src)[0] == '"' {
+				edit, replacement = editReplace, wrapInArray(m.value(src))
+			}
+		case fieldInput:
+			if target.inputMustBeArray && req.Op == OpEmbeddings && m.value(src)[0] == '"' {
+				edit, replacement = editReplace, wrapInArray(m.value(src))
+			}
+		case fieldMaxCompletionTokens:
+			if renameMaxCompletion {
+				edit, replacement, replacementKey = editReplace, m.value(src), "max_tokens"
+			}
+		}
+		if edit == editKeep && kind != fieldChainID && kind != fieldModel {
+			switch {
+			case body.nameIn(i, foreign):
+				edit = editDrop
+			case known != nil && !body.nameIn(i, known):
+				switch policy {
+				case ExtraDrop:
+					edit = editDrop
+					extras = append(extras, body.memberName(i))
+				case ExtraError:
+					extras = append(extras, body.memberName(i))
+				}
+			}
+		}
+		switch edit {
+		case editKeep:
+			if !first {
+				w = append(w, ',')
+			}
+			first = false
+			if m.keyEscaped {
+				changed = true
+			}
+			w = append(w, src[m.keyStart:m.valEnd]...)
+		case editDrop:
+			changed = true
+		case editReplace:
+			changed = true
+			key := replacementKey
+			if key == "" {
+				key = body.memberName(i)
+			}
+			writeKey(key)
+			w = append(w, replacement...)
+		}
+	}
+	if policy == ExtraError && len(extras) > 0 {
+		return out, NewError(ErrExtraParametersNotAllowed, extras[0], "this provider does not accept the parameter(s) "+
+			strings.Join(extras, ", ")+": remove them, or have the operator set extra_parameters to drop or pass-through")
+	}
+	if wantModel && !body.has(fieldModel) && t.Model != "" {
+		changed = true
+		writeKey("model")
+		w = appendJSONString(w, t.Model)
+	}
+	if target.chainID && !body.has(fieldChainID) {
+		changed = true
+		writeKey("chain_id")
+		w = appendJSONString(w, chainID)
+	}
+	if req.Op == OpCompletions && !body.has(fieldMaxTokens) && !(renameMaxCompletion && body.has(fieldMaxCompletionTokens)) &&
+		source.completionsDefaultMaxTokens != target.completionsDefaultMaxTokens {
+		// Keep the client's dialect's documented default: a silent jump from 16 to 256 tokens costs money.
+		changed = true
+		writeKey("max_tokens")
+		w = strconv.AppendInt(w, int64(source.completionsDefaultMaxTokens), 10)
+	}
+	w = append(w, '}')
+	out.Dropped = extras
+	if !changed {
+		out.Body = src
+		return out, nil
+	}
+	out.Body, out.Changed = w, true
+	return out, nil
+}
+
+// bodyCarriesModel: every upstream reads the model from the body except the azure-openai classic surface,
+// where the deployment path segment names it (reference/dialects.md, section 5 rule 1).
+func bodyCarriesModel(req *ClientRequest, t *Target) bool {
+	if t.Dialect != AzureOpenAI {
+		return true
+	}
+	v, _ := resolveAPIVersion(req, t)
+	return IsAzureOpenAIV1(v)
+}
+
+// checkPortableEncoding refuses Azure AI's integer/binary embedding encodings toward dialects that only
+// know float and base64, rather than letting the provider fail with a less clear message.
+func checkPortableEncoding(body *RequestBody, target Dialect) *Error {
+	v := body.value(fieldEncodingFormat)
+	if v == nil || target == AzureAI {
+		return nil
+	}
+	switch string(v) {
+	case `"float"`, `"base64"`, "null":
+		return nil
+	}
+	return NewError(ErrInvalidParameter, "encoding_format", "encoding_format "+quoteForMessage(string(v))+
+		" is only available from Azure AI providers; this model's provider takes float or base64")
+}
+
+func wrapInArray(raw []byte) []byte {
+	out := make([]byte, 0, len(raw)+2)
+	out = append(out, '[')
+	out = append(out, raw...)
+	return append(out, ']')
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

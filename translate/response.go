@@ -1,0 +1,175 @@
+package translate
+
+import "github.com/tidwall/gjson"
+
+// Exchange describes one request/response pair: who asked, who answered, and what the client asked for.
+type Exchange struct {
+	Client   Dialect
+	Provider Dialect
+	Op       Operation
+	// Onchain is what EternalAI's onchain_data becomes for clients of other dialects.
+	Onchain OnchainData
+	// IncludeUsage: the client asked for stream_options.include_usage.
+	IncludeUsage bool
+}
+
+// Usage is the token accounting read from an answer, for metrics.
+type Usage struct {
+	PromptTokens     int64
+	CompletionTokens int64
+	Seen             bool
+}
+
+// azureAnnotationKeys are Azure OpenAI's top-level content-safety annotations. Clients of other dialects get
+// answers without them; per-choice content_filter_results stay, since they explain a content_filter finish.
+var azureAnnotationKeys = stringSet([]string{"prompt_filter_results", "prompt_annotations"})
+
+// TranslateJSON translates a successful JSON answer for the client. The result aliases body when nothing
+// changes; otherwise it is written into dst. Headers are response headers to add (x-onchain-*).
+func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, err error) {
+	if x.Client == x.Provider || !answerMayNeedEdits(x) {
+		return body, nil, nil
+	}
+	var members [32]member
+	list, err := scanObjectMembers(body, members[:0])
+	if err != nil {
+		return nil, nil, err
+	}
+	w := append(dst[:0], '{')
+	changed, first := false, true
+	for _, m := range list {
+		key := m.rawKey(body)
+		switch {
+		case x.Provider == EternalAI && string(key) == "onchain_data" && x.Onchain != OnchainKeep:
+			changed = true
+			if x.Onchain == OnchainHeaders {
+				headers = onchainHeaders(m.value(body), headers)
+			}
+			continue
+		case x.Provider == AzureOpenAI && x.Client != AzureOpenAI && inSet(azureAnnotationKeys, key):
+			changed = true
+			continue
+		}
+		if !first {
+			w = append(w, ',')
+		}
+		first = false
+		w = append(w, body[m.keyStart:m.valEnd]...)
+	}
+	if !changed {
+		return body, headers, nil
+	}
+	return append(w, '}'), headers, nil
+}
+
+func answerMayNeedEdits(x *Exchange) bool {
+	return (x.Provider == EternalAI && x.Onchain != OnchainKeep) || x.Provider == AzureOpenAI
+}
+
+func inSet(set map[string]struct{}, key []byte) bool {
+	_, ok := set[string(key)]
+	return ok
+}
+
+// onchainHeaders exposes onchain_data's scalar fields as x-onchain-<field> headers. Values come from the
+// upstream, so only header-safe ones are used: a CR/LF could otherwise split the response head.
+func onchainHeaders(raw []byte, headers []Header) []Header {
+	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
+		var value string
+		switch v.Type {
+		case gjson.String:
+			value = v.Str
+		case gjson.Number, gjson.True, gjson.False:
+			value = v.Raw
+		default:
+			return true
+		}
+		name, ok := headerName("x-onchain-", k.String())
+		if ok && headerValueSafe(value) {
+			headers = append(headers, Header{name, value})
+		}
+		return true
+	})
+	return headers
+}
+
+func headerName(prefix, field string) (string, bool) {
+	if field == "" || len(field) > 64 {
+		return "", false
+	}
+	b := []byte(prefix)
+	for i := 0; i < len(field); i++ {
+		c := field[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
+			b = append(b, c)
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		case c == '_':
+			b = append(b, '-')
+		default:
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+func headerValueSafe(v string) bool {
+	if len(v) > 1024 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadUsage reads prompt and completion tokens from an answer or stream chunk's usage object.
+func ReadUsage(body []byte) Usage {
+	u := gjson.GetBytes(body, "usage")
+	if !u.IsObject() {
+		return Usage{}
+	}
+	prompt, completion := u.Get("prompt_tokens"), u.Get("completion_tokens")
+	if !prompt.Exists() && !completion.Exists() {
+		return Usage{}
+	}
+	return Usage{PromptTokens: prompt.Int(), CompletionTokens: completion.Int(), Seen: true}
+}
+
+// ProviderAuthHeaders are the headers that carry a provider credential in its dialect. entraToken selects
+// Authorization: Bearer for azure-openai instead of api-key.
+func ProviderAuthHeaders(d Dialect, key string, entraToken bool) []Header {
+	style := d.spec().auth
+	if d == AzureOpenAI && entraToken {
+		style = authBearer
+	}
+	switch style {
+	case authAPIKey:
+		return []Header{{"api-key", key}}
+	case authAPIKeyBearer:
+		return []Header{{"api-key", key}, {"authorization", "Bearer " + key}}
+	}
+	return []Header{{"authorization", "Bearer " + key}}
+}
+
+// ClientCredentialHeaders are the request headers a client credential may arrive in; all are removed before
+// a request goes upstream unless the provider forwards the client's own key.
+var ClientCredentialHeaders = []string{"authorization", "api-key"}
+
+// ClientCredential extracts the client's key from Authorization: Bearer or api-key.
+func ClientCredential(authorization, apiKey string) string {
+	if len(authorization) > 7 && (authorization[:7] == "Bearer " || authorization[:7] == "bearer ") {
+		return authorization[7:]
+	}
+	return apiKey
+}
+
+// ErrorEvent renders an SSE event carrying an error in the client's envelope, for a stream that cannot be
+// finished normally.
+func ErrorEvent(client Dialect, e *Error) []byte {
+	b := append([]byte("data: "), e.Body(client)...)
+	return append(b, "\n\n"...)
+}

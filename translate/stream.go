@@ -1,0 +1,335 @@
+package translate
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+var (
+	doneData    = []byte("[DONE]")
+	doneEvent   = []byte("data: [DONE]\n\n")
+	chunkObject = []byte(`"chat.completion.chunk"`)
+)
+
+// StreamTranslator rewrites an SSE answer chunk by chunk for the client's dialect. Events are framed across
+// chunks with a bounded carry-over; when no event needs a change the input chunk is returned as is.
+type StreamTranslator struct {
+	x       Exchange
+	framer  Framer
+	inspect bool // events may need edits for this dialect pair
+
+	out       []byte // reused output buffer
+	edit      []byte // the current edited event
+	last      []byte // copy of the last JSON data event seen (for the end-of-stream check and usage)
+	members   []member
+	toolIndex map[string]int // azure-ai tool-call id -> synthesised index, per stream
+	done      bool           // [DONE] went to the client
+}
+
+// NewStreamTranslator prepares a translator for one stream; maxEventBytes bounds one event's carry-over
+// (<= 0: DefaultMaxEventBytes).
+func NewStreamTranslator(x Exchange, maxEventBytes int) *StreamTranslator {
+	s := &StreamTranslator{}
+	s.Reset(x, maxEventBytes)
+	return s
+}
+
+// Reset reuses the translator for a new stream, keeping its buffers.
+func (s *StreamTranslator) Reset(x Exchange, maxEventBytes int) {
+	s.x = x
+	s.framer.Reset()
+	if maxEventBytes <= 0 {
+		maxEventBytes = DefaultMaxEventBytes
+	}
+	s.framer.max = maxEventBytes
+	s.inspect = streamMayNeedEdits(&x)
+	s.out, s.last, s.members = s.out[:0], s.last[:0], s.members[:0]
+	clear(s.toolIndex)
+	s.done = false
+}
+
+func streamMayNeedEdits(x *Exchange) bool {
+	if x.Client == x.Provider {
+		return false
+	}
+	switch x.Provider {
+	case AzureOpenAI, AzureAI:
+		return true
+	case EternalAI:
+		return x.Onchain != OnchainKeep
+	}
+	return false
+}
+
+// eventAction is what happens to one event.
+type eventAction uint8
+
+const (
+	forwardEvent eventAction = iota // its bytes go out unchanged
+	dropEvent
+	editedEvent // its replacement is in s.edit
+)
+
+// Write takes the next chunk of the upstream stream and returns the bytes to send to the client now. The
+// result aliases chunk or the translator's buffer and is valid until the next call.
+func (s *StreamTranslator) Write(chunk []byte) ([]byte, error) {
+	if err := s.framer.Feed(chunk); err != nil {
+		return nil, err
+	}
+	direct := s.framer.FromChunk() // events are views into chunk: forwarding them needs no copy
+	passthrough := true            // every event so far went out unchanged
+	forwarded := 0                 // with direct: bytes of chunk those events cover
+	var lastData []byte
+	s.out = s.out[:0]
+	for {
+		ev, ok := s.framer.Next()
+		if !ok {
+			break
+		}
+		action := s.event(ev, &lastData)
+		if passthrough {
+			if action == forwardEvent {
+				if direct {
+					forwarded += len(ev.Raw)
+				} else {
+					s.out = append(s.out, ev.Raw...)
+				}
+				continue
+			}
+			passthrough = false
+			if direct {
+				s.out = append(s.out, chunk[:forwarded]...)
+			}
+		}
+		s.out = s.appendEvent(s.out, action, ev)
+	}
+	if lastData != nil {
+		s.last = append(s.last[:0], lastData...)
+	}
+	if passthrough && direct {
+		return chunk[:forwarded], nil
+	}
+	return s.out, nil
+}
+
+func (s *StreamTranslator) appendEvent(dst []byte, action eventAction, ev SSEEvent) []byte {
+	switch action {
+	case forwardEvent:
+		return append(dst, ev.Raw...)
+	case editedEvent:
+		return append(dst, s.edit...)
+	}
+	return dst
+}
+
+// Close ends the stream: a final event without its blank line is translated, and the client gets exactly
+// one [DONE]. A stream that stopped before any finish (cut mid-answer) ends with an error event first, so
+// SDKs report the truncation instead of a silently short answer.
+func (s *StreamTranslator) Close() []byte {
+	s.out = s.out[:0]
+	var lastData []byte
+	if ev, ok := s.framer.Flush(); ok {
+		action := s.event(ev, &lastData)
+		s.out = s.appendEvent(s.out, action, ev)
+		if action == forwardEvent && !endsWithNewline(ev.Raw) {
+			s.out = append(s.out, "\n\n"...)
+		}
+	}
+	if lastData != nil {
+		s.last = append(s.last[:0], lastData...)
+	}
+	if !s.done {
+		if !s.finished() {
+			s.out = append(s.out, ErrorEvent(s.x.Client, NewError(ErrUpstreamStream, "",
+				"the upstream stream ended before the answer was complete; retry the request"))...)
+		}
+		s.out = append(s.out, doneEvent...)
+		s.done = true
+	}
+	return s.out
+}
+
+func endsWithNewline(b []byte) bool {
+	return len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r')
+}
+
+// finished reports whether the last JSON event ended the answer: a finish_reason or a usage summary.
+func (s *StreamTranslator) finished() bool {
+	if len(s.last) == 0 {
+		return false
+	}
+	if u := gjson.GetBytes(s.last, "usage"); u.IsObject() {
+		return true
+	}
+	for _, c := range gjson.GetBytes(s.last, "choices").Array() {
+		if f := c.Get("finish_reason"); f.Type == gjson.String && f.Str != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Usage reads token usage from the last JSON event of the stream (where every dialect reports it).
+func (s *StreamTranslator) Usage() Usage { return ReadUsage(s.last) }
+
+// Done reports whether the client has been sent its [DONE].
+func (s *StreamTranslator) Done() bool { return s.done }
+
+// event decides one event's fate; an edited replacement is left in s.edit.
+func (s *StreamTranslator) event(ev SSEEvent, lastData *[]byte) eventAction {
+	if !ev.HasData {
+		return forwardEvent
+	}
+	if bytes.Equal(bytes.TrimSpace(ev.Data), doneData) {
+		if s.done {
+			return dropEvent
+		}
+		s.done = true
+		return forwardEvent
+	}
+	if s.done {
+		// Nothing may follow [DONE]: SDKs stop reading there.
+		return dropEvent
+	}
+	*lastData = ev.Data
+	if !s.inspect {
+		return forwardEvent
+	}
+	return s.editChunk(ev.Data)
+}
+
+// editChunk applies the dialect pair's rules to one JSON chunk in one pass over its top-level members.
+func (s *StreamTranslator) editChunk(data []byte) eventAction {
+	members, err := scanObjectMembers(data, s.members[:0])
+	s.members = members
+	if err != nil {
+		// Not JSON (a provider's plain-text notice, say): forward it untouched rather than guess.
+		return forwardEvent
+	}
+	x := &s.x
+	var object, choices, usage []byte
+	for _, m := range members {
+		switch string(m.rawKey(data)) {
+		case "object":
+			object = m.value(data)
+		case "choices":
+			choices = m.value(data)
+		case "usage":
+			usage = m.value(data)
+		}
+	}
+	hasUsage := usage != nil && usage[0] == '{'
+	if x.Provider == AzureOpenAI && x.Client != AzureOpenAI {
+		// Azure's content-filter annotation chunks: empty object, or no choices and no usage.
+		if string(object) == `""` || (isEmptyArray(choices) && !hasUsage) {
+			return dropEvent
+		}
+	}
+	splitUsage := x.Provider == AzureAI && x.IncludeUsage && hasUsage && !isEmptyArray(choices)
+	fixObject := x.Op == OpChatCompletions && object != nil && !bytes.Equal(object, chunkObject)
+	fixTools := x.Provider == AzureAI && x.Client != AzureAI && choices != nil && bytes.Contains(choices, []byte(`"tool_calls"`))
+
+	w := append(s.edit[:0], "data: {"...)
+	changed, first := false, true
+	for _, m := range members {
+		key := m.rawKey(data)
+		value := m.value(data)
+		switch {
+		case string(key) == "onchain_data" && x.Provider == EternalAI && x.Onchain != OnchainKeep,
+			x.Provider == AzureOpenAI && inSet(azureAnnotationKeys, key):
+			changed = true
+			continue
+		case string(key) == "object" && fixObject:
+			value, changed = chunkObject, true
+		case string(key) == "usage" && splitUsage:
+			value, changed = []byte("null"), true
+		case string(key) == "choices" && fixTools:
+			if fixed := s.indexToolCalls(value); fixed != nil {
+				value, changed = fixed, true
+			}
+		}
+		if !first {
+			w = append(w, ',')
+		}
+		first = false
+		w = append(w, data[m.keyStart:m.valStart]...)
+		w = append(w, value...)
+	}
+	w = append(w, "}\n\n"...)
+	if splitUsage {
+		w = appendUsageChunk(w, data, members, usage)
+	}
+	s.edit = w
+	if !changed {
+		return forwardEvent
+	}
+	return editedEvent
+}
+
+// appendUsageChunk writes OpenAI's separate usage chunk (choices: [], usage) that include_usage promises;
+// Azure AI instead puts usage on its last content chunk.
+func appendUsageChunk(w, data []byte, members []member, usage []byte) []byte {
+	w = append(w, "data: {"...)
+	for _, key := range []string{"id", "created", "model"} {
+		for _, m := range members {
+			if string(m.rawKey(data)) == key {
+				w = append(w, data[m.keyStart:m.valEnd]...)
+				w = append(w, ',')
+			}
+		}
+	}
+	w = append(w, `"object":"chat.completion.chunk","choices":[],"usage":`...)
+	w = append(w, usage...)
+	return append(w, "}\n\n"...)
+}
+
+// indexToolCalls gives Azure AI's streamed tool-call deltas the "index" OpenAI clients need to assemble
+// calls: the order in which each call id first appeared; a delta without an id continues the latest call.
+func (s *StreamTranslator) indexToolCalls(choices []byte) []byte {
+	if s.toolIndex == nil {
+		s.toolIndex = map[string]int{}
+	}
+	out := choices
+	edited := false
+	gjson.ParseBytes(choices).ForEach(func(ci, choice gjson.Result) bool {
+		calls := choice.Get("delta.tool_calls")
+		if !calls.IsArray() {
+			return true
+		}
+		calls.ForEach(func(ti, call gjson.Result) bool {
+			if call.Get("index").Exists() {
+				return true
+			}
+			index := len(s.toolIndex) - 1
+			if id := call.Get("id").String(); id != "" {
+				i, seen := s.toolIndex[id]
+				if !seen {
+					i = len(s.toolIndex)
+					s.toolIndex[id] = i
+				}
+				index = i
+			}
+			if index < 0 {
+				index = 0
+			}
+			path := ci.Raw + ".delta.tool_calls." + ti.Raw + ".index"
+			if next, err := sjson.SetRawBytes(out, path, strconv.AppendInt(nil, int64(index), 10)); err == nil {
+				out, edited = next, true
+			}
+			return true
+		})
+		return true
+	})
+	if !edited {
+		return nil
+	}
+	return out
+}
+
+func isEmptyArray(v []byte) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) >= 2 && v[0] == '[' && len(bytes.TrimSpace(v[1:len(v)-1])) == 0
+}
