@@ -38,8 +38,8 @@ var fieldKinds = map[string]fieldKind{
 type RequestBody struct {
 	src     []byte
 	members []member
-	names   []string // decoded names, only for members whose key had escapes
-	kinds   []fieldKind
+	names   []string                       // decoded names, only for members whose key had escapes
+	fields  []fieldInfo                    // per member, from fieldTable
 	index   [fieldEncodingFormat + 1]int16 // member index+1 of each fieldKind, 0 when absent
 
 	// Model is the body's model ("" when absent).
@@ -59,7 +59,7 @@ const maxTopLevelMembers = 4096
 // Parse validates src as a JSON object and reads the fields that decide routing. src must not change while
 // the RequestBody is in use.
 func (b *RequestBody) Parse(src []byte) *Error {
-	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], kinds: b.kinds[:0]}
+	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0]}
 	var err error
 	if b.members, err = scanObjectMembers(src, b.members); err != nil {
 		return NewError(ErrInvalidJSON, "", "the request body is not a valid JSON object: "+err.Error())
@@ -68,18 +68,19 @@ func (b *RequestBody) Parse(src []byte) *Error {
 		return NewError(ErrInvalidJSON, "", "the request body has too many top-level fields")
 	}
 	for i, m := range b.members {
-		var kind fieldKind
+		var info fieldInfo
 		if m.keyEscaped {
-			kind = fieldKinds[b.memberName(i)]
+			info = fieldTable[b.memberName(i)]
 		} else {
-			kind = fieldKinds[string(m.rawKey(src))]
+			info = fieldTable[string(m.rawKey(src))]
 		}
+		kind := info.kind
 		if b.duplicateBefore(i) {
 			name := b.memberName(i)
 			return NewError(ErrInvalidJSON, name, "the request body has the field "+quoteForMessage(name)+
 				" more than once: send each field once")
 		}
-		b.kinds = append(b.kinds, kind)
+		b.fields = append(b.fields, info)
 		if kind != fieldOther {
 			b.index[kind] = int16(i + 1)
 		}
@@ -184,20 +185,6 @@ func (b *RequestBody) value(kind fieldKind) []byte {
 		return b.members[i-1].value(b.src)
 	}
 	return nil
-}
-
-// nameIn reports whether member i's key is in set.
-func (b *RequestBody) nameIn(i int, set map[string]struct{}) bool {
-	if len(set) == 0 {
-		return false
-	}
-	var ok bool
-	if m := b.members[i]; m.keyEscaped {
-		_, ok = set[b.memberName(i)]
-	} else {
-		_, ok = set[string(m.rawKey(b.src))]
-	}
-	return ok
 }
 
 // decodeJSONString decodes a validated JSON string literal; the common escape-free case costs one copy.

@@ -155,25 +155,35 @@ type dialectSpec struct {
 	keepsAzureAnnotations bool
 	// streamToolCallsLackIndex: streamed tool-call deltas from this dialect's providers carry no "index".
 	streamToolCallsLackIndex bool
-
-	// Derived from the tables above by init, for lookups on the request path.
-	knownParamSet map[Operation]map[string]struct{}
-	foreignFields map[string]struct{} // other dialects' ownFields
 }
 
+// fieldInfo is everything the translator knows about one top-level request field name, gathered from the
+// dialect tables at start so that rendering looks each body key up once.
+type fieldInfo struct {
+	kind  fieldKind
+	owner Dialect // the one dialect that understands the field (its ownFields), or unknown
+	// knownOps[d] has bit op set when dialect d lists the field among its known parameters for op.
+	knownOps [EternalAI + 1]uint8
+}
+
+var fieldTable = map[string]fieldInfo{}
+
 func init() {
+	for name, kind := range fieldKinds {
+		fieldTable[name] = fieldInfo{kind: kind}
+	}
 	for _, d := range Dialects {
 		s := d.spec()
-		s.knownParamSet = map[Operation]map[string]struct{}{}
-		for op, names := range s.knownParams {
-			s.knownParamSet[op] = stringSet(names)
+		for _, f := range s.ownFields {
+			info := fieldTable[f]
+			info.owner = d
+			fieldTable[f] = info
 		}
-		s.foreignFields = map[string]struct{}{}
-		for _, other := range Dialects {
-			if other != d {
-				for _, f := range other.spec().ownFields {
-					s.foreignFields[f] = struct{}{}
-				}
+		for op, names := range s.knownParams {
+			for _, f := range names {
+				info := fieldTable[f]
+				info.knownOps[d] |= 1 << op
+				fieldTable[f] = info
 			}
 		}
 	}

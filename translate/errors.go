@@ -192,6 +192,10 @@ func appendNullableString(b []byte, s string) []byte {
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	if plainASCII(s) {
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	for _, r := range s {
 		switch {
 		case r == '"' || r == '\\':
@@ -209,6 +213,16 @@ func appendJSONString(b []byte, s string) []byte {
 		}
 	}
 	return append(b, '"')
+}
+
+// plainASCII reports whether s needs no escaping inside a JSON string.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !stringSafe[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // maxUpstreamMessage bounds how much of a non-JSON upstream body is quoted back to the client.

@@ -48,6 +48,19 @@ var headersOnlyFor = []struct {
 	{"azureml-model-deployment", AzureAI},
 }
 
+// headersToRemove lists, per target dialect, the headersOnlyFor entries of the other dialects.
+var headersToRemove = func() map[Dialect][]string {
+	m := map[Dialect][]string{}
+	for _, d := range Dialects {
+		for _, h := range headersOnlyFor {
+			if h.dialect != d {
+				m[d] = append(m[d], h.name)
+			}
+		}
+	}
+	return m
+}()
+
 // RenderHead builds the upstream :path and the dialect header edits (credentials aside: see AuthHeaders).
 // It needs no body, so a route decided by the request line can go out before the body arrives.
 func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
@@ -92,11 +105,7 @@ func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
 	}
 	head.Path = path.String()
 
-	for _, h := range headersOnlyFor {
-		if h.dialect != t.Dialect {
-			head.Remove = append(head.Remove, h.name)
-		}
-	}
+	head.Remove = headersToRemove[t.Dialect]
 	if t.Dialect == AzureAI {
 		policy, e := extraPolicy(req, t)
 		if e != nil {
@@ -167,7 +176,9 @@ type memberEdit uint8
 const (
 	editKeep memberEdit = iota
 	editDrop
-	editReplace
+	editString          // replace the value with a JSON string
+	editWrapInArray     // "x" -> ["x"]
+	editRenameMaxTokens // max_completion_tokens -> max_tokens, same value
 )
 
 // RenderBody writes the body for the target into dst (reused when large enough) in one pass over the
@@ -177,10 +188,9 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 	src := body.src
 	target := t.Dialect.spec()
 	source := req.Dialect.spec()
-	known := target.knownParamSet[req.Op]
-	foreign := target.foreignFields
+	strictParams := target.knownParams[req.Op] != nil
 	policy := ExtraPassThrough
-	if known != nil {
+	if strictParams {
 		var e *Error
 		if policy, e = extraPolicy(req, t); e != nil {
 			return out, e
@@ -211,41 +221,41 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 		w = append(w, ':')
 	}
 	for i, m := range body.members {
-		kind := body.kinds[i]
+		info := &body.fields[i]
+		kind := info.kind
 		edit := editKeep
-		var replacement []byte
-		var replacementKey string
+		var newString string // editString: the value to write as a JSON string
 		switch kind {
 		case fieldModel:
 			if !wantModel {
 				edit = editDrop
 			} else if body.Model != t.Model || m.keyEscaped {
-				edit, replacement = editReplace, appendJSONString(nil, t.Model)
+				edit, newString = editString, t.Model
 			}
 		case fieldChainID:
 			if !target.chainID {
 				edit = editDrop
-			} else if string(m.value(src)) != `"`+chainID+`"` || m.keyEscaped {
-				edit, replacement = editReplace, appendJSONString(nil, chainID)
+			} else if !isJSONStringOf(m.value(src), chainID) || m.keyEscaped {
+				edit, newString = editString, chainID
 			}
 		case fieldStop:
 			if target.stopMustBeArray && m.value(src)[0] == '"' {
-				edit, replacement = editReplace, wrapInArray(m.value(src))
+				edit = editWrapInArray
 			}
 		case fieldInput:
 			if target.inputMustBeArray && req.Op == OpEmbeddings && m.value(src)[0] == '"' {
-				edit, replacement = editReplace, wrapInArray(m.value(src))
+				edit = editWrapInArray
 			}
 		case fieldMaxCompletionTokens:
 			if renameMaxCompletion {
-				edit, replacement, replacementKey = editReplace, m.value(src), "max_tokens"
+				edit = editRenameMaxTokens
 			}
 		}
 		if edit == editKeep && kind != fieldChainID && kind != fieldModel {
 			switch {
-			case body.nameIn(i, foreign):
+			case info.owner != DialectUnknown && info.owner != t.Dialect:
 				edit = editDrop
-			case known != nil && !body.nameIn(i, known):
+			case strictParams && info.knownOps[t.Dialect]&(1<<req.Op) == 0:
 				switch policy {
 				case ExtraDrop:
 					edit = editDrop
@@ -255,26 +265,41 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 				}
 			}
 		}
-		switch edit {
-		case editKeep:
+		if edit == editKeep && !m.keyEscaped {
 			if !first {
 				w = append(w, ',')
 			}
 			first = false
-			if m.keyEscaped {
-				changed = true
-			}
 			w = append(w, src[m.keyStart:m.valEnd]...)
-		case editDrop:
-			changed = true
-		case editReplace:
-			changed = true
-			key := replacementKey
-			if key == "" {
-				key = body.memberName(i)
+			continue
+		}
+		changed = true
+		if edit == editDrop {
+			continue
+		}
+		// Every other edit writes a canonical key (escaped keys are normalised) and a new value.
+		switch {
+		case edit == editRenameMaxTokens:
+			writeKey("max_tokens")
+		case m.keyEscaped:
+			writeKey(body.memberName(i))
+		default:
+			if !first {
+				w = append(w, ',')
 			}
-			writeKey(key)
-			w = append(w, replacement...)
+			first = false
+			w = append(w, src[m.keyStart:m.keyEnd]...)
+			w = append(w, ':')
+		}
+		switch edit {
+		case editString:
+			w = appendJSONString(w, newString)
+		case editWrapInArray:
+			w = append(w, '[')
+			w = append(w, m.value(src)...)
+			w = append(w, ']')
+		default:
+			w = append(w, m.value(src)...)
 		}
 	}
 	if policy == ExtraError && len(extras) > 0 {
@@ -333,11 +358,9 @@ func checkPortableEncoding(body *RequestBody, target Dialect) *Error {
 		" is only available from Azure AI providers; this model's provider takes float or base64")
 }
 
-func wrapInArray(raw []byte) []byte {
-	out := make([]byte, 0, len(raw)+2)
-	out = append(out, '[')
-	out = append(out, raw...)
-	return append(out, ']')
+// isJSONStringOf reports whether raw is the escape-free JSON string literal of s.
+func isJSONStringOf(raw []byte, s string) bool {
+	return len(raw) == len(s)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == s
 }
 
 func firstNonEmpty(values ...string) string {

@@ -211,13 +211,18 @@ func (s *StreamTranslator) editChunk(data []byte) eventAction {
 	}
 	x := &s.x
 	var object, choices, usage []byte
-	for _, m := range members {
-		switch string(m.rawKey(data)) {
-		case "object":
+	var kinds [64]chunkKey
+	for i, m := range members {
+		k := classifyChunkKey(m.rawKey(data))
+		if i < len(kinds) {
+			kinds[i] = k
+		}
+		switch k {
+		case keyObject:
 			object = m.value(data)
-		case "choices":
+		case keyChoices:
 			choices = m.value(data)
-		case "usage":
+		case keyUsage:
 			usage = m.value(data)
 		}
 	}
@@ -231,22 +236,28 @@ func (s *StreamTranslator) editChunk(data []byte) eventAction {
 	splitUsage := x.Provider == AzureAI && x.IncludeUsage && hasUsage && !isEmptyArray(choices)
 	fixObject := x.Op == OpChatCompletions && object != nil && !bytes.Equal(object, chunkObject)
 	fixTools := x.Provider == AzureAI && x.Client != AzureAI && choices != nil && bytes.Contains(choices, []byte(`"tool_calls"`))
+	dropOnchain := x.Provider == EternalAI && x.Onchain != OnchainKeep
+	dropAnnotations := x.Provider == AzureOpenAI
 
 	w := append(s.edit[:0], "data: {"...)
 	changed, first := false, true
-	for _, m := range members {
-		key := m.rawKey(data)
+	for i, m := range members {
+		k := keyOther
+		if i < len(kinds) {
+			k = kinds[i]
+		} else {
+			k = classifyChunkKey(m.rawKey(data))
+		}
 		value := m.value(data)
 		switch {
-		case string(key) == "onchain_data" && x.Provider == EternalAI && x.Onchain != OnchainKeep,
-			x.Provider == AzureOpenAI && inSet(azureAnnotationKeys, key):
+		case k == keyOnchainData && dropOnchain, k == keyAnnotation && dropAnnotations:
 			changed = true
 			continue
-		case string(key) == "object" && fixObject:
+		case k == keyObject && fixObject:
 			value, changed = chunkObject, true
-		case string(key) == "usage" && splitUsage:
+		case k == keyUsage && splitUsage:
 			value, changed = []byte("null"), true
-		case string(key) == "choices" && fixTools:
+		case k == keyChoices && fixTools:
 			if fixed := s.indexToolCalls(value); fixed != nil {
 				value, changed = fixed, true
 			}
@@ -267,6 +278,34 @@ func (s *StreamTranslator) editChunk(data []byte) eventAction {
 		return forwardEvent
 	}
 	return editedEvent
+}
+
+// chunkKey classifies the top-level keys of a stream chunk that translation may touch.
+type chunkKey uint8
+
+const (
+	keyOther chunkKey = iota
+	keyObject
+	keyChoices
+	keyUsage
+	keyOnchainData
+	keyAnnotation
+)
+
+func classifyChunkKey(raw []byte) chunkKey {
+	switch string(raw) {
+	case "object":
+		return keyObject
+	case "choices":
+		return keyChoices
+	case "usage":
+		return keyUsage
+	case "onchain_data":
+		return keyOnchainData
+	case "prompt_filter_results", "prompt_annotations":
+		return keyAnnotation
+	}
+	return keyOther
 }
 
 // appendUsageChunk writes OpenAI's separate usage chunk (choices: [], usage) that include_usage promises;

@@ -1,0 +1,187 @@
+package translate
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// Each benchmark of a hot path sits beside its floor: the least any implementation must do with the same
+// bytes (one validating scan plus one copy). BENCHMARKS.md reports cost / floor ratios from one run.
+
+// chatBody builds an OpenAI chat request of about size bytes with two fields Azure AI does not know.
+func chatBody(size int) []byte {
+	var msgs []string
+	n := 0
+	for i := 0; n < size-300; i++ {
+		m := fmt.Sprintf(`{"role":"user","content":"Message %d: the quick brown fox jumps over the lazy dog, \"quoted\" and ünïcödé text."}`, i)
+		msgs = append(msgs, m)
+		n += len(m) + 1
+	}
+	return []byte(`{"model":"gpt-4o","messages":[` + strings.Join(msgs, ",") +
+		`],"temperature":0.2,"max_tokens":256,"stream":false,"user":"user-42","logit_bias":{"50256":-100}}`)
+}
+
+var sinkBytes []byte
+var sinkBool bool
+
+func benchRender(b *testing.B, body []byte) {
+	req, _ := Detect("POST", "/v1/chat/completions", "")
+	target := Target{Dialect: AzureAI, Model: "Meta-Llama-3-70B-Instruct", Deployment: "llama3-blue"}
+	var parsed RequestBody
+	dst := make([]byte, 0, len(body)+256)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := parsed.Parse(body); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := RenderHead(&req, &target); err != nil {
+			b.Fatal(err)
+		}
+		out, err := RenderBody(dst, &req, &parsed, &target)
+		if err != nil || len(out.Dropped) != 2 {
+			b.Fatalf("%v %v", err, out.Dropped)
+		}
+		sinkBytes = out.Body
+	}
+}
+
+func benchScanCopyFloor(b *testing.B, body []byte) {
+	dst := make([]byte, len(body))
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkBool = gjson.ValidBytes(body)
+		copy(dst, body)
+	}
+	sinkBytes = dst
+}
+
+func BenchmarkRender(b *testing.B) {
+	for _, size := range []int{1 << 10, 4 << 10, 64 << 10} {
+		body := chatBody(size)
+		b.Run(fmt.Sprintf("openai-to-azure-ai/%dKiB", size>>10), func(b *testing.B) { benchRender(b, body) })
+		b.Run(fmt.Sprintf("floor/%dKiB", size>>10), func(b *testing.B) { benchScanCopyFloor(b, body) })
+	}
+}
+
+// azureAIChunk is a typical Azure AI stream event: object "chat.completion" must become
+// "chat.completion.chunk" for every OpenAI-family client.
+var azureAIChunk = []byte("data: {\"id\":\"9c1d2e3f\",\"object\":\"chat.completion\",\"created\":1732000000,\"model\":\"Meta-Llama-3-70B-Instruct\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" the quick brown fox jumps over\"},\"finish_reason\":null}]}\n\n")
+
+func BenchmarkSSEEvent(b *testing.B) {
+	b.Run("edited/azure-ai-to-openai", func(b *testing.B) {
+		s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}, 0)
+		b.SetBytes(int64(len(azureAIChunk)))
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := s.Write(azureAIChunk)
+			if err != nil || len(out) == len(azureAIChunk) {
+				b.Fatalf("event not edited: %v %s", err, out)
+			}
+			sinkBytes = out
+		}
+	})
+	b.Run("floor/boundary+copy", func(b *testing.B) {
+		dst := make([]byte, len(azureAIChunk))
+		b.SetBytes(int64(len(azureAIChunk)))
+		b.ReportAllocs()
+		for b.Loop() {
+			end := bytes.Index(azureAIChunk, []byte("\n\n"))
+			copy(dst, azureAIChunk[:end+2])
+		}
+		sinkBytes = dst
+	})
+	b.Run("floor/scan+copy", func(b *testing.B) {
+		dst := make([]byte, len(azureAIChunk))
+		data := azureAIChunk[len("data: ") : len(azureAIChunk)-2]
+		b.SetBytes(int64(len(azureAIChunk)))
+		b.ReportAllocs()
+		for b.Loop() {
+			end := bytes.Index(azureAIChunk, []byte("\n\n"))
+			sinkBool = gjson.ValidBytes(data)
+			copy(dst, azureAIChunk[:end+2])
+		}
+		sinkBytes = dst
+	})
+}
+
+// openAIStream is a 100-event OpenAI stream cut into network-sized chunks.
+func openAIStream() [][]byte {
+	var all []byte
+	for i := 0; i < 100; i++ {
+		all = fmt.Appendf(all, "data: {\"id\":\"chatcmpl-S1\",\"object\":\"chat.completion.chunk\",\"created\":1732000000,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"token %d \"},\"logprobs\":null,\"finish_reason\":null}]}\n\n", i)
+	}
+	all = append(all, "data: [DONE]\n\n"...)
+	var chunks [][]byte
+	for len(all) > 0 {
+		n := min(1400, len(all))
+		chunks = append(chunks, all[:n])
+		all = all[n:]
+	}
+	return chunks
+}
+
+func BenchmarkStreamZeroEdit(b *testing.B) {
+	chunks := openAIStream()
+	total := 0
+	for _, c := range chunks {
+		total += len(c)
+	}
+	b.Run("openai-to-openai", func(b *testing.B) {
+		s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
+		b.SetBytes(int64(total))
+		b.ReportAllocs()
+		for b.Loop() {
+			s.Reset(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
+			for _, c := range chunks {
+				out, err := s.Write(c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sinkBytes = out
+			}
+			sinkBytes = s.Close()
+		}
+	})
+	b.Run("floor/boundaries+copy", func(b *testing.B) {
+		dst := make([]byte, 0, 4096)
+		b.SetBytes(int64(total))
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, c := range chunks {
+				for rest := c; ; {
+					i := bytes.Index(rest, []byte("\n\n"))
+					if i < 0 {
+						break
+					}
+					rest = rest[i+2:]
+				}
+				dst = append(dst[:0], c...)
+			}
+		}
+		sinkBytes = dst
+	})
+}
+
+func TestStreamZeroEditAllocatesNothing(t *testing.T) {
+	chunks := openAIStream()
+	s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
+	run := func() {
+		s.Reset(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
+		for _, c := range chunks {
+			if _, err := s.Write(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+	}
+	run() // grow the buffers once
+	if allocs := testing.AllocsPerRun(20, run); allocs != 0 {
+		t.Errorf("zero-edit stream allocates %.1f times per stream, want 0", allocs)
+	}
+}
