@@ -11,8 +11,9 @@ import (
 // that never ends its event (or is not SSE at all) from growing the filter's memory without limit.
 const DefaultMaxEventBytes = 1 << 20
 
-// ErrEventTooLarge is the sentinel callers test with errors.Is: Feed wraps it with the sizes involved, and the
-// stream cannot be framed any further (the chunk that crossed the bound was not taken).
+// ErrEventTooLarge is returned (wrapped with the sizes involved) when an incomplete event grows past the
+// bound. Callers test it with errors.Is to tell a misbehaving upstream from their own errors; the stream
+// cannot be framed any further, as the chunk that crossed the bound was not taken.
 var ErrEventTooLarge = errors.New("sse: event too large")
 
 var errFramerFeedAfterFlush = errors.New("sse: Feed after Flush: call Reset before feeding a new stream")
@@ -30,9 +31,9 @@ type SSEEvent struct {
 }
 
 // Framer cuts an SSE byte stream into events whatever the chunking of the network reads: an event may span
-// many chunks, a chunk may hold many events, and a CRLF may be split between two chunks. It copies nothing
-// in the common case (events are returned as subslices of the fed chunk) and only the incomplete tail
-// otherwise, into buffers it reuses, so that framing allocates nothing once they have grown.
+// many chunks, a chunk may hold many events, and a CRLF may be split between two chunks. Events that lie
+// within a chunk are returned as subslices of it; only an incomplete tail is copied (and the next chunk
+// appended to it), into buffers the framer reuses, so that framing allocates nothing once they have grown.
 //
 // The zero value is ready to use, with DefaultMaxEventBytes.
 type Framer struct {
@@ -163,17 +164,26 @@ func (f *Framer) checkBound(keep int) error {
 // remains. The returned slices stay valid until the next Feed or Reset call; they must not be written to.
 func (f *Framer) Next() (ev SSEEvent, ok bool) {
 	for {
-		ls, end, ok := f.nextLine()
-		if !ok {
+		// nextLine, by hand: this loop is the hot path.
+		var end, next int
+		if i := f.look; i < len(f.src) && f.src[i] == '\n' { // the blank line that ends most events
+			end, next = i, i+1
+		} else if end, next, ok = f.lineEnd(); !ok {
 			break
 		}
+		ls := f.scan
+		if !f.started {
+			ls = f.firstLine(ls, end)
+		}
+		f.scan, f.look = next, next
 		if ls < end {
 			f.field(ls, end)
 			continue
 		}
 		// A blank line: it ends the event, or stands alone as a Raw-only event when no line preceded it, so
 		// that every input byte is returned exactly once.
-		return f.cut(f.scan), true
+		raw, data, hasData := f.cut(next)
+		return SSEEvent{Raw: raw, Data: data, HasData: hasData}, true
 	}
 	if f.eof {
 		return f.flushTail()
@@ -236,11 +246,20 @@ func (f *Framer) nextLine() (ls, end int, ok bool) {
 	}
 	ls = f.scan
 	if !f.started {
-		f.started = true
-		ls = skipBOM(f.src, ls, end)
+		ls = f.firstLine(ls, end)
 	}
 	f.scan, f.look = next, next
 	return ls, end, true
+}
+
+// firstLine steps over a UTF-8 byte order mark at the start of the stream's first line: WHATWG ignores it,
+// and it must not turn "data:" into another field name. It stays in Raw.
+func (f *Framer) firstLine(ls, end int) int {
+	f.started = true
+	if end-ls >= 3 && string(f.src[ls:ls+3]) == "\xEF\xBB\xBF" {
+		return ls + 3
+	}
+	return ls
 }
 
 // lineEnd finds the end of the line at scan with SIMD searches: end is its terminator, next the byte after
@@ -248,9 +267,6 @@ func (f *Framer) nextLine() (ls, end int, ok bool) {
 // only ends its line at end of stream, so that the events do not depend on the chunking.
 func (f *Framer) lineEnd() (end, next int, ok bool) {
 	src, i := f.src, f.look
-	if i < len(src) && src[i] == '\n' { // the blank line that ends most events
-		return i, i + 1, true
-	}
 	if f.lf < i {
 		f.lf = indexByteFrom(src, i, '\n')
 	}
@@ -274,15 +290,6 @@ func (f *Framer) lineEnd() (end, next int, ok bool) {
 	}
 	f.look = end
 	return 0, 0, false
-}
-
-// skipBOM steps over a UTF-8 byte order mark at the start of the stream's first line: WHATWG ignores it, and
-// it must not turn "data:" into another field name. It stays in Raw.
-func skipBOM(src []byte, ls, end int) int {
-	if end-ls >= 3 && string(src[ls:ls+3]) == "\xEF\xBB\xBF" {
-		return ls + 3
-	}
-	return ls
 }
 
 func indexByteFrom(s []byte, from int, c byte) int {
@@ -333,31 +340,34 @@ func (f *Framer) flushTail() (SSEEvent, bool) {
 	}
 	if ls := f.scan; ls < n {
 		if !f.started {
-			f.started = true
-			ls = skipBOM(f.src, ls, n)
+			ls = f.firstLine(ls, n)
 		}
 		if ls < n {
 			f.field(ls, n)
 		}
 		f.scan, f.look = n, n
 	}
-	return f.cut(n), true
+	raw, data, hasData := f.cut(n)
+	return SSEEvent{Raw: raw, Data: data, HasData: hasData}, true
 }
 
-// cut returns the event at pos, ending at end, and starts the next one there.
-func (f *Framer) cut(end int) SSEEvent {
-	ev := SSEEvent{Raw: f.src[f.pos:end:end], HasData: f.nData > 0}
+// cut returns the event at pos, ending at end, and starts the next one there. It returns the fields rather
+// than an SSEEvent, which is too large to live in registers: building it once, in Next's return statement,
+// saves copies through memory on the hot path.
+func (f *Framer) cut(end int) (raw, data []byte, hasData bool) {
+	raw = f.src[f.pos:end:end]
 	switch {
 	case f.nData == 1:
 		s, e := f.pos+f.d0, f.pos+f.d1
-		ev.Data = f.src[s:e:e]
+		data = f.src[s:e:e]
 	case f.nData > 1:
 		n := len(f.scratch)
-		ev.Data = f.scratch[f.js:n:n]
+		data = f.scratch[f.js:n:n]
 	}
 	if f.inBuf {
 		f.fromChunk = false // Flush's tail was carried over even when the last Feed's events were not
 	}
+	hasData = f.nData > 0
 	f.pos, f.nData = end, 0
-	return ev
+	return raw, data, hasData
 }

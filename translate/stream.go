@@ -333,14 +333,14 @@ func (s *StreamTranslator) indexToolCalls(choices []byte) []byte {
 	}
 	out := choices
 	edited := false
-	gjson.ParseBytes(choices).ForEach(func(ci, choice gjson.Result) bool {
+	for ci, choice := range gjson.ParseBytes(choices).Array() {
 		calls := choice.Get("delta.tool_calls")
 		if !calls.IsArray() {
-			return true
+			continue
 		}
-		calls.ForEach(func(ti, call gjson.Result) bool {
+		for ti, call := range calls.Array() {
 			if call.Get("index").Exists() {
-				return true
+				continue
 			}
 			index := len(s.toolIndex) - 1
 			if id := call.Get("id").String(); id != "" {
@@ -351,17 +351,12 @@ func (s *StreamTranslator) indexToolCalls(choices []byte) []byte {
 				}
 				index = i
 			}
-			if index < 0 {
-				index = 0
-			}
-			path := ci.Raw + ".delta.tool_calls." + ti.Raw + ".index"
-			if next, err := sjson.SetRawBytes(out, path, strconv.AppendInt(nil, int64(index), 10)); err == nil {
+			path := strconv.Itoa(ci) + ".delta.tool_calls." + strconv.Itoa(ti) + ".index"
+			if next, err := sjson.SetRawBytes(out, path, strconv.AppendInt(nil, int64(max(index, 0)), 10)); err == nil {
 				out, edited = next, true
 			}
-			return true
-		})
-		return true
-	})
+		}
+	}
 	if !edited {
 		return nil
 	}

@@ -1,0 +1,156 @@
+package translate
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// streamEvents runs a stream through a translator in one chunk and returns the data payloads it emitted.
+func streamEvents(t *testing.T, x Exchange, stream string) []string {
+	t.Helper()
+	s := NewStreamTranslator(x, 0)
+	out, err := s.Write([]byte(stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(append([]byte(nil), out...), s.Close()...)
+	var f Framer
+	if err := f.Feed(all); err != nil {
+		t.Fatal(err)
+	}
+	var data []string
+	for {
+		ev, ok := f.Next()
+		if !ok {
+			break
+		}
+		if ev.HasData {
+			data = append(data, string(ev.Data))
+		}
+	}
+	if ev, ok := f.Flush(); ok && ev.HasData {
+		data = append(data, string(ev.Data))
+	}
+	return data
+}
+
+func sse(events ...string) string {
+	var b strings.Builder
+	for _, e := range events {
+		b.WriteString("data: " + e + "\n\n")
+	}
+	return b.String()
+}
+
+func TestStreamTranslation(t *testing.T) {
+	chatOpenAI := Exchange{Client: OpenAI, Op: OpChatCompletions}
+	withProvider := func(x Exchange, p Dialect) Exchange { x.Provider = p; return x }
+	tests := []struct {
+		name   string
+		x      Exchange
+		stream string
+		check  func(t *testing.T, data []string)
+	}{
+		{"azure annotation chunks dropped for openai clients", withProvider(chatOpenAI, AzureOpenAI), sse(
+			`{"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0}]}`,
+			`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}`,
+			`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			`{"choices":[{"content_filter_offsets":{},"index":0}],"created":0,"id":"","model":"","object":""}`,
+			`[DONE]`), func(t *testing.T, data []string) {
+			if len(data) != 3 || data[2] != "[DONE]" || !strings.Contains(data[0], `"Hi"`) {
+				t.Fatalf("%q", data)
+			}
+		}},
+		{"azure annotation chunks kept for azure openai clients", Exchange{Client: AzureOpenAI, Provider: AzureOpenAI, Op: OpChatCompletions}, sse(
+			`{"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[]}`,
+			`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`), func(t *testing.T, data []string) {
+			if len(data) != 3 {
+				t.Fatalf("%q", data)
+			}
+		}},
+		{"azure-ai object normalised", withProvider(chatOpenAI, AzureAI), sse(
+			`{"id":"a","object":"chat.completion","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`, `[DONE]`),
+			func(t *testing.T, data []string) {
+				if gjson.Get(data[0], "object").String() != "chat.completion.chunk" {
+					t.Fatalf("%q", data)
+				}
+			}},
+		{"azure-ai tool calls get an index", withProvider(chatOpenAI, AzureAI), sse(
+			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}}]}`,
+			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"{}"}}]}}]}`,
+			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_2","function":{"name":"g","arguments":"{}"}}]}}]}`,
+			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+			`[DONE]`), func(t *testing.T, data []string) {
+			for i, want := range []string{"0", "0", "1"} {
+				if got := gjson.Get(data[i], "choices.0.delta.tool_calls.0.index").Raw; got != want {
+					t.Errorf("event %d index %q, want %s: %s", i, got, want, data[i])
+				}
+			}
+		}},
+		{"azure-ai usage split into OpenAI's usage chunk when asked", func() Exchange {
+			x := withProvider(chatOpenAI, AzureAI)
+			x.IncludeUsage = true
+			return x
+		}(), sse(`{"id":"a","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`, `[DONE]`),
+			func(t *testing.T, data []string) {
+				if len(data) != 3 || gjson.Get(data[0], "usage").Type != gjson.Null ||
+					gjson.Get(data[1], "choices.#").Int() != 0 || gjson.Get(data[1], "usage.total_tokens").Int() != 5 ||
+					gjson.Get(data[1], "id").String() != "a" {
+					t.Fatalf("%q", data)
+				}
+			}},
+		{"eternalai onchain_data stripped", withProvider(chatOpenAI, EternalAI), sse(
+			`{"id":"e","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"onchain_data":{"infer_id":1}}`, `[DONE]`),
+			func(t *testing.T, data []string) {
+				if strings.Contains(data[0], "onchain") {
+					t.Fatalf("%q", data)
+				}
+			}},
+		{"duplicate [DONE] and events after it dropped", Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions},
+			sse(`{"choices":[{"finish_reason":"stop"}]}`, `[DONE]`, `{"late":true}`, `[DONE]`), func(t *testing.T, data []string) {
+				if len(data) != 2 || data[1] != "[DONE]" {
+					t.Fatalf("%q", data)
+				}
+			}},
+		{"finished stream without [DONE] gets one", Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions},
+			sse(`{"choices":[{"delta":{},"finish_reason":"stop"}]}`), func(t *testing.T, data []string) {
+				if len(data) != 2 || data[1] != "[DONE]" {
+					t.Fatalf("%q", data)
+				}
+			}},
+		{"stream cut mid-answer ends with an error event", Exchange{Client: AzureAI, Provider: OpenAI, Op: OpChatCompletions},
+			sse(`{"choices":[{"delta":{"content":"Hel"},"finish_reason":null}]}`) + `data: {"choices":[{"del`, func(t *testing.T, data []string) {
+				if len(data) != 4 || gjson.Get(data[2], "error.code").String() != string(ErrUpstreamStream) ||
+					gjson.Get(data[2], "error.status").Int() != 502 || data[3] != "[DONE]" {
+					t.Fatalf("%q", data)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.check(t, streamEvents(t, tt.x, tt.stream)) })
+	}
+}
+
+func TestStreamEventTooLarge(t *testing.T) {
+	s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}, 1024)
+	_, err := s.Write([]byte("data: {\"x\":\"" + strings.Repeat("a", 4096)))
+	if !errors.Is(err, ErrEventTooLarge) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestStreamZeroEditReturnsInput(t *testing.T) {
+	s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
+	chunk := []byte(sse(`{"a":1}`, `{"b":2}`) + "data: {\"c\"")
+	out, err := s.Write(chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &out[0] != &chunk[0] || !bytes.Equal(out, chunk[:len(chunk)-len("data: {\"c\"")]) {
+		t.Fatalf("zero-edit path copied or changed the chunk: %q", out)
+	}
+}
