@@ -1,7 +1,7 @@
 package translate
 
 import (
-	"net/url"
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -117,14 +117,14 @@ func queryAPIVersion(rawQuery string) (value string, found bool, err *Error) {
 		var pair string
 		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
 		rawName, rawValue, _ := strings.Cut(pair, "=")
-		name, nerr := url.QueryUnescape(rawName)
+		name, nerr := queryUnescape(rawName)
 		if nerr != nil || name != "api-version" {
 			continue
 		}
 		if found {
 			return "", true, NewError(ErrInvalidAPIVersion, "api-version", "api-version is given more than once: send it once")
 		}
-		v, verr := url.QueryUnescape(rawValue)
+		v, verr := queryUnescape(rawValue)
 		if verr != nil {
 			return "", true, NewError(ErrInvalidAPIVersion, "api-version", "api-version is not valid URL encoding")
 		}
@@ -195,4 +195,43 @@ func (r *ClientRequest) RefineWithBody(body *RequestBody) {
 	if r.Dialect == OpenAI && body.HasChainID {
 		r.Dialect = EternalAI
 	}
+}
+
+// queryUnescape decodes a query component (%XX and '+'); it fails on a malformed escape.
+func queryUnescape(s string) (string, error) {
+	if !strings.ContainsAny(s, "%+") {
+		return s, nil
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '+':
+			b = append(b, ' ')
+		case '%':
+			if i+2 >= len(s) || !isHexDigit(s[i+1]) || !isHexDigit(s[i+2]) {
+				return "", errBadEscape
+			}
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b), nil
+}
+
+var errBadEscape = errors.New("malformed percent escape")
+
+func isHexDigit(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
 }

@@ -3,7 +3,10 @@
 // proxy-wasm glue lives in plugin/.
 package translate
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Dialect is one of the four HTTP API dialects the filter speaks.
 type Dialect uint8
@@ -209,4 +212,30 @@ func (d Dialect) spec() *dialectSpec {
 		return &eternalAISpec
 	}
 	return nil
+}
+
+// DefaultBasePathForHost is the base path for a provider host when the configuration names none: Azure AI
+// services endpoints (*.services.ai.azure.com) serve the inference routes under /models.
+func DefaultBasePathForHost(d Dialect, host string) string {
+	if d == AzureAI {
+		name, _, _ := strings.Cut(host, ":")
+		if strings.HasSuffix(strings.ToLower(name), ".services.ai.azure.com") {
+			return "/models"
+		}
+	}
+	return d.DefaultBasePath()
+}
+
+// ValidateProviderAPIVersion checks a configured api_version for a provider's dialect.
+func ValidateProviderAPIVersion(d Dialect, v string) error {
+	if !d.spec().usesAPIVersion {
+		return fmt.Errorf("%s providers take no api-version; remove api_version", d)
+	}
+	if d == AzureOpenAI && IsAzureOpenAIV1(v) || IsDatedAPIVersion(v) {
+		return nil
+	}
+	if d == AzureOpenAI {
+		return fmt.Errorf("%q must look like 2024-10-21 or 2025-04-01-preview, or be v1, latest or preview for the v1 surface", v)
+	}
+	return fmt.Errorf("%q must look like 2024-05-01-preview or 2025-04-01", v)
 }

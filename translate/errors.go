@@ -239,10 +239,7 @@ func TranslateError(client, provider Dialect, status int, body []byte) (int, []b
 		return status, body
 	}
 	f := parseUpstreamError(status, body)
-	if status == 422 && client.OpenAIFamily() {
-		// OpenAI-family SDKs treat 422 as unexpected; Azure AI uses it for "parameter not supported".
-		f.status = 400
-	}
+	f.status = ClientErrorStatus(client, status)
 	return f.status, renderError(client, f)
 }
 

@@ -3,6 +3,8 @@ package translate
 import (
 	"strconv"
 	"strings"
+
+	"github.com/tidwall/sjson"
 )
 
 // Header is one HTTP header to set.
@@ -27,6 +29,9 @@ type Target struct {
 	DefaultChainID string
 	// ExtraParameters is the azure-ai provider's policy for fields outside its known set.
 	ExtraParameters ExtraParameters
+	// ForceStreamUsage asks an OpenAI-family provider for stream_options.include_usage on streamed chat, so
+	// token usage can be counted even when the client did not ask (see Exchange.StripUsageChunk).
+	ForceStreamUsage bool
 }
 
 // UpstreamHead is the request line and header edits for the upstream.
@@ -168,6 +173,9 @@ type UpstreamBody struct {
 	Changed bool
 	// Dropped lists the extra parameters removed for an azure-ai provider (for x-aidialect-dropped-params).
 	Dropped []string
+	// ForcedUsage: include_usage was added for the gateway's own accounting; the client did not ask for the
+	// usage chunk, so the answer must not show it.
+	ForcedUsage bool
 }
 
 // memberEdit is what rendering does with one top-level member.
@@ -179,6 +187,7 @@ const (
 	editString          // replace the value with a JSON string
 	editWrapInArray     // "x" -> ["x"]
 	editRenameMaxTokens // max_completion_tokens -> max_tokens, same value
+	editRaw             // replace the value with other JSON
 )
 
 // RenderBody writes the body for the target into dst (reused when large enough) in one pass over the
@@ -206,6 +215,8 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 		chainID = firstNonEmpty(t.ChainID, body.ChainID, t.DefaultChainID, DefaultChainID)
 	}
 	renameMaxCompletion := target.maxTokensOnly && !body.has(fieldMaxTokens)
+	forceUsage := t.ForceStreamUsage && body.Stream && !body.IncludeUsage && req.Op == OpChatCompletions &&
+		t.Dialect.OpenAIFamily()
 
 	var extras []string
 	changed := false
@@ -225,7 +236,12 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 		kind := info.kind
 		edit := editKeep
 		var newString string // editString: the value to write as a JSON string
+		var newRaw []byte    // editRaw: the JSON value to write
 		switch kind {
+		case fieldStreamOptions:
+			if forceUsage {
+				edit, newRaw = editRaw, withIncludeUsage(m.value(src))
+			}
 		case fieldModel:
 			if !wantModel {
 				edit = editDrop
@@ -251,7 +267,7 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 				edit = editRenameMaxTokens
 			}
 		}
-		if edit == editKeep && kind != fieldChainID && kind != fieldModel {
+		if edit == editKeep && kind != fieldChainID && kind != fieldModel && !(kind == fieldStreamOptions && forceUsage) {
 			switch {
 			case info.owner != DialectUnknown && info.owner != t.Dialect:
 				edit = editDrop
@@ -294,6 +310,8 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 		switch edit {
 		case editString:
 			w = appendJSONString(w, newString)
+		case editRaw:
+			w = append(w, newRaw...)
 		case editWrapInArray:
 			w = append(w, '[')
 			w = append(w, m.value(src)...)
@@ -311,6 +329,12 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 		writeKey("model")
 		w = appendJSONString(w, t.Model)
 	}
+	if forceUsage && !body.has(fieldStreamOptions) {
+		changed = true
+		writeKey("stream_options")
+		w = append(w, `{"include_usage":true}`...)
+	}
+	out.ForcedUsage = forceUsage
 	if target.chainID && !body.has(fieldChainID) {
 		changed = true
 		writeKey("chain_id")
@@ -356,6 +380,18 @@ func checkPortableEncoding(body *RequestBody, target Dialect) *Error {
 	}
 	return NewError(ErrInvalidParameter, "encoding_format", "encoding_format "+quoteForMessage(string(v))+
 		" is only available from Azure AI providers; this model's provider takes float or base64")
+}
+
+// withIncludeUsage returns stream_options with include_usage set to true.
+func withIncludeUsage(options []byte) []byte {
+	if len(options) == 0 || options[0] != '{' {
+		return []byte(`{"include_usage":true}`)
+	}
+	out, err := sjson.SetBytes(append([]byte(nil), options...), "include_usage", true)
+	if err != nil {
+		return []byte(`{"include_usage":true}`)
+	}
+	return out
 }
 
 // isJSONStringOf reports whether raw is the escape-free JSON string literal of s.

@@ -11,7 +11,28 @@ type Exchange struct {
 	Onchain OnchainData
 	// IncludeUsage: the client asked for stream_options.include_usage.
 	IncludeUsage bool
+	// StripUsageChunk: the gateway forced include_usage for its own accounting (UpstreamBody.ForcedUsage),
+	// so the usage-only chunk is read and removed.
+	StripUsageChunk bool
 }
+
+// AnswerHeadersFromBody reports whether a JSON answer's headers depend on its body (onchain_data exposed as
+// headers), so the response headers must wait for the body.
+func AnswerHeadersFromBody(x *Exchange) bool {
+	return x.Provider == EternalAI && x.Client != EternalAI && x.Onchain == OnchainHeaders
+}
+
+// ClientErrorStatus is the status a client sees for an upstream error status: Azure AI's 422 ("parameter
+// not supported") is a 400 to OpenAI-family SDKs, which treat 422 as unexpected.
+func ClientErrorStatus(client Dialect, status int) int {
+	if status == 422 && client.OpenAIFamily() {
+		return 400
+	}
+	return status
+}
+
+// JSONString renders s as a JSON string literal.
+func JSONString(s string) []byte { return appendJSONString(nil, s) }
 
 // Usage is the token accounting read from an answer, for metrics.
 type Usage struct {

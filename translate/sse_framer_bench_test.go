@@ -6,15 +6,15 @@ import (
 	"testing"
 )
 
-// benchOpenAIStream is a realistic chat completion stream: a role event, content tokens, a finish event, a
-// usage event and [DONE], each one LF-terminated data line of about 250 bytes.
-func benchOpenAIStream(events int) []byte {
+// framerBenchStream is a realistic chat completion stream: a role event, content tokens, a finish event, a
+// usage event and [DONE], each one LF-terminated data line of about 260 bytes.
+func framerBenchStream(events int) []byte {
 	const head = `data: {"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object":"chat.completion.chunk","created":1741569952,` +
-		`"model":"gpt-4o-2024-08-06","service_tier":"default","system_fingerprint":"fp_f9f4fb6dbf","choices":[{"index":0,`
+		`"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_f9f4fb6dbf","choices":[{"index":0,`
 	var b []byte
 	b = append(b, head+`"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`+"\n\n"...)
 	for i := range events - 4 {
-		b = fmt.Appendf(b, head+`"delta":{"content":" token%d"},"logprobs":null,"finish_reason":null}],"usage":null}`+"\n\n", i)
+		b = fmt.Appendf(b, head+`"delta":{"content":" token%d"},"logprobs":null,"finish_reason":null}]}`+"\n\n", i)
 	}
 	b = append(b, head+`"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`+"\n\n"...)
 	b = append(b, `data: {"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object":"chat.completion.chunk","created":1741569952,`+
@@ -23,15 +23,15 @@ func benchOpenAIStream(events int) []byte {
 	return append(b, "data: [DONE]\n\n"...)
 }
 
-const benchChunkSize = 1400 // one TCP segment's worth, as Envoy hands body chunks to the filter
+const framerBenchChunkSize = 1400 // one TCP segment's worth, as Envoy hands body chunks to the filter
 
-func benchChunks(b *testing.B) (stream []byte, chunks [][]byte) {
-	stream = benchOpenAIStream(100)
-	return stream, splitAt(stream, seqStep(benchChunkSize, len(stream), benchChunkSize)...)
+func framerBenchChunks(b *testing.B) (stream []byte, chunks [][]byte) {
+	stream = framerBenchStream(100)
+	return stream, framerSplitAt(stream, framerSeqStep(framerBenchChunkSize, len(stream), framerBenchChunkSize)...)
 }
 
 func BenchmarkFramerPassthrough(b *testing.B) {
-	stream, chunks := benchChunks(b)
+	stream, chunks := framerBenchChunks(b)
 	f := NewFramer(0)
 	events, data := 0, 0
 	b.SetBytes(int64(len(stream)))
@@ -63,8 +63,8 @@ func BenchmarkFramerPassthrough(b *testing.B) {
 // BenchmarkFramerFloor is what any framer has to do at least: find the "\n\n" boundaries of every chunk and
 // copy the chunk once (as a carry-over would).
 func BenchmarkFramerFloor(b *testing.B) {
-	stream, chunks := benchChunks(b)
-	buf := make([]byte, 0, benchChunkSize)
+	stream, chunks := framerBenchChunks(b)
+	buf := make([]byte, 0, framerBenchChunkSize)
 	sep := []byte("\n\n")
 	events := 0
 	b.SetBytes(int64(len(stream)))

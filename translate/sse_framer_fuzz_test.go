@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// fuzzFramerChunks cuts stream as cuts says, cycling through it: the low 6 bits of a byte are a chunk
+// framerFuzzChunks cuts stream as cuts says, cycling through it: the low 6 bits of a byte are a chunk
 // length (0: an empty Feed, then one byte), bit 6 multiplies it by 37 for chunks spanning many events, and
 // bit 7 skips draining Next before the following Feed. No cuts: byte by byte.
-func fuzzFramerChunks(stream, cuts []byte) (chunks [][]byte, drain []bool) {
+func framerFuzzChunks(stream, cuts []byte) (chunks [][]byte, drain []bool) {
 	for i, k := 0, 0; i < len(stream); k++ {
 		c := byte(1)
 		if len(cuts) > 0 {
@@ -56,7 +56,7 @@ func FuzzFramerChunking(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalFramerEvents(whole, ref) {
+		if !framerEqual(whole, ref) {
 			t.Fatalf("whole stream\n got %v\nref %v", whole, ref)
 		}
 		var raw strings.Builder
@@ -70,7 +70,7 @@ func FuzzFramerChunking(f *testing.F) {
 			t.Fatalf("concatenated Raw %q != stream %q", raw.String(), stream)
 		}
 
-		chunks, drain := fuzzFramerChunks(stream, cuts)
+		chunks, drain := framerFuzzChunks(stream, cuts)
 		fr := NewFramer(0)
 		var got []framerEvent
 		p := 0
@@ -89,7 +89,7 @@ func FuzzFramerChunking(f *testing.F) {
 					t.Fatalf("chunk %d: FromChunk, but event %q is not at chunk[%d:]", k, ev.Raw, off)
 				}
 				off += len(ev.Raw)
-				got = append(got, copyFramerEvent(ev))
+				got = append(got, framerCopyEvent(ev))
 			}
 			if fr.FromChunk() == carried {
 				t.Fatalf("chunk %d: FromChunk %v after a Feed with carry-over %v", k, fr.FromChunk(), carried)
@@ -99,9 +99,9 @@ func FuzzFramerChunking(f *testing.F) {
 			}
 		}
 		for ev, ok := fr.Flush(); ok; ev, ok = fr.Next() {
-			got = append(got, copyFramerEvent(ev))
+			got = append(got, framerCopyEvent(ev))
 		}
-		if !equalFramerEvents(got, whole) {
+		if !framerEqual(got, whole) {
 			t.Fatalf("chunked %q\n got %v\nwant %v", chunks, got, whole)
 		}
 
@@ -116,7 +116,7 @@ func FuzzFramerChunking(f *testing.F) {
 			}
 			p += len(c)
 			for ev, ok := fr.Next(); ok; ev, ok = fr.Next() {
-				got = append(got, copyFramerEvent(ev))
+				got = append(got, framerCopyEvent(ev))
 			}
 		}
 		wantErr := false
@@ -137,7 +137,7 @@ func FuzzFramerChunking(f *testing.F) {
 			for known < len(ends) && ends[known] <= knownEnd && !(final && known == len(ends)-1) {
 				known++
 			}
-			if !equalFramerEvents(got, ref[:known]) {
+			if !framerEqual(got, ref[:known]) {
 				t.Fatalf("bound %d: events before the error\n got %v\nwant %v", limit, got, ref[:known])
 			}
 			if fr.Pending() != framerTailAt(stream, ends, final, p) {

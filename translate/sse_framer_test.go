@@ -23,13 +23,15 @@ func (e framerEvent) String() string {
 	return fmt.Sprintf("{raw %q data %q}", e.Raw, e.Data)
 }
 
-func copyFramerEvent(ev SSEEvent) framerEvent {
+func framerCopyEvent(ev SSEEvent) framerEvent {
 	return framerEvent{Raw: string(ev.Raw), Data: string(ev.Data), HasData: ev.HasData, NilData: ev.Data == nil}
 }
 
-// dataEv and rawEv build expected events.
-func dataEv(raw, data string) framerEvent { return framerEvent{Raw: raw, Data: data, HasData: true} }
-func rawEv(raw string) framerEvent        { return framerEvent{Raw: raw, NilData: true} }
+// framerDataEv and framerRawEv build expected events.
+func framerDataEv(raw, data string) framerEvent {
+	return framerEvent{Raw: raw, Data: data, HasData: true}
+}
+func framerRawEv(raw string) framerEvent { return framerEvent{Raw: raw, NilData: true} }
 
 // framerRun feeds the chunks, draining Next after each, then flushes. It stops at the first Feed error.
 func framerRun(f *Framer, chunks [][]byte) ([]framerEvent, error) {
@@ -39,21 +41,21 @@ func framerRun(f *Framer, chunks [][]byte) ([]framerEvent, error) {
 			return out, err
 		}
 		for ev, ok := f.Next(); ok; ev, ok = f.Next() {
-			out = append(out, copyFramerEvent(ev))
+			out = append(out, framerCopyEvent(ev))
 		}
 	}
 	if ev, ok := f.Flush(); ok {
-		out = append(out, copyFramerEvent(ev))
+		out = append(out, framerCopyEvent(ev))
 	}
 	if ev, ok := f.Next(); ok {
-		out = append(out, copyFramerEvent(ev))
+		out = append(out, framerCopyEvent(ev))
 		return out, errors.New("Next returned an event after Flush")
 	}
 	return out, nil
 }
 
-// splitAt cuts s at the given increasing offsets.
-func splitAt(s []byte, cuts ...int) [][]byte {
+// framerSplitAt cuts s at the given increasing offsets.
+func framerSplitAt(s []byte, cuts ...int) [][]byte {
 	var chunks [][]byte
 	prev := 0
 	for _, c := range cuts {
@@ -132,50 +134,50 @@ var framerCases = []struct {
 	want []framerEvent
 }{
 	{"empty", "", nil},
-	{"lf", "data: a\n\n", []framerEvent{dataEv("data: a\n\n", "a")}},
+	{"lf", "data: a\n\n", []framerEvent{framerDataEv("data: a\n\n", "a")}},
 	{"lf two events", "data: {\"x\":1}\n\ndata: {\"x\":2}\n\n", []framerEvent{
-		dataEv("data: {\"x\":1}\n\n", `{"x":1}`), dataEv("data: {\"x\":2}\n\n", `{"x":2}`)}},
+		framerDataEv("data: {\"x\":1}\n\n", `{"x":1}`), framerDataEv("data: {\"x\":2}\n\n", `{"x":2}`)}},
 	{"crlf", "data: a\r\n\r\ndata: b\r\n\r\n", []framerEvent{
-		dataEv("data: a\r\n\r\n", "a"), dataEv("data: b\r\n\r\n", "b")}},
-	{"cr", "data: a\r\rdata: b\r\r", []framerEvent{dataEv("data: a\r\r", "a"), dataEv("data: b\r\r", "b")}},
+		framerDataEv("data: a\r\n\r\n", "a"), framerDataEv("data: b\r\n\r\n", "b")}},
+	{"cr", "data: a\r\rdata: b\r\r", []framerEvent{framerDataEv("data: a\r\r", "a"), framerDataEv("data: b\r\r", "b")}},
 	{"mixed", "data: a\r\n\ndata: b\r\r\ndata: c\n\r", []framerEvent{
-		dataEv("data: a\r\n\n", "a"), dataEv("data: b\r\r\n", "b"), dataEv("data: c\n\r", "c")}},
-	{"cr then lf lines", "data: a\rdata: b\n\r\n", []framerEvent{dataEv("data: a\rdata: b\n\r\n", "a\nb")}},
+		framerDataEv("data: a\r\n\n", "a"), framerDataEv("data: b\r\r\n", "b"), framerDataEv("data: c\n\r", "c")}},
+	{"cr then lf lines", "data: a\rdata: b\n\r\n", []framerEvent{framerDataEv("data: a\rdata: b\n\r\n", "a\nb")}},
 	{"comments", ": ping\n\ndata: x\n: note\n\n:\n\n", []framerEvent{
-		rawEv(": ping\n\n"), dataEv("data: x\n: note\n\n", "x"), rawEv(":\n\n")}},
+		framerRawEv(": ping\n\n"), framerDataEv("data: x\n: note\n\n", "x"), framerRawEv(":\n\n")}},
 	{"multi-line data", "data: a\ndata: b\ndata:\ndata\n\n", []framerEvent{
-		dataEv("data: a\ndata: b\ndata:\ndata\n\n", "a\nb\n\n")}},
+		framerDataEv("data: a\ndata: b\ndata:\ndata\n\n", "a\nb\n\n")}},
 	{"multi-line data crlf", "data: {\r\ndata:  \"k\": 1\r\ndata: }\r\n\r\n", []framerEvent{
-		dataEv("data: {\r\ndata:  \"k\": 1\r\ndata: }\r\n\r\n", "{\n \"k\": 1\n}")}},
-	{"data without colon", "data\n\n", []framerEvent{dataEv("data\n\n", "")}},
+		framerDataEv("data: {\r\ndata:  \"k\": 1\r\ndata: }\r\n\r\n", "{\n \"k\": 1\n}")}},
+	{"data without colon", "data\n\n", []framerEvent{framerDataEv("data\n\n", "")}},
 	{"data without space", "data:x\n\ndata:  y\n\n", []framerEvent{
-		dataEv("data:x\n\n", "x"), dataEv("data:  y\n\n", " y")}},
-	{"empty data", "data:\n\ndata: \n\n", []framerEvent{dataEv("data:\n\n", ""), dataEv("data: \n\n", "")}},
+		framerDataEv("data:x\n\n", "x"), framerDataEv("data:  y\n\n", " y")}},
+	{"empty data", "data:\n\ndata: \n\n", []framerEvent{framerDataEv("data:\n\n", ""), framerDataEv("data: \n\n", "")}},
 	{"not data fields", "datum: x\ndata : y\nData: z\ndatadata\n\n", []framerEvent{
-		rawEv("datum: x\ndata : y\nData: z\ndatadata\n\n")}},
+		framerRawEv("datum: x\ndata : y\nData: z\ndatadata\n\n")}},
 	{"other fields", "event: message\nid: 7\nretry: 10\ndata: x\n\nevent: ping\n\n", []framerEvent{
-		dataEv("event: message\nid: 7\nretry: 10\ndata: x\n\n", "x"), rawEv("event: ping\n\n")}},
+		framerDataEv("event: message\nid: 7\nretry: 10\ndata: x\n\n", "x"), framerRawEv("event: ping\n\n")}},
 	{"missing final blank line", "data: a\n\ndata: b\n", []framerEvent{
-		dataEv("data: a\n\n", "a"), dataEv("data: b\n", "b")}},
-	{"missing final newline", "data: a\n\ndata: b", []framerEvent{dataEv("data: a\n\n", "a"), dataEv("data: b", "b")}},
-	{"missing final newline multi", "data: a\ndata: b", []framerEvent{dataEv("data: a\ndata: b", "a\nb")}},
-	{"unterminated bare data", "data", []framerEvent{dataEv("data", "")}},
-	{"final lone cr", "data: a\r", []framerEvent{dataEv("data: a\r", "a")}},
-	{"final lone cr blank", "data: a\n\r", []framerEvent{dataEv("data: a\n\r", "a")}},
-	{"only whitespace", " ", []framerEvent{rawEv(" ")}},
+		framerDataEv("data: a\n\n", "a"), framerDataEv("data: b\n", "b")}},
+	{"missing final newline", "data: a\n\ndata: b", []framerEvent{framerDataEv("data: a\n\n", "a"), framerDataEv("data: b", "b")}},
+	{"missing final newline multi", "data: a\ndata: b", []framerEvent{framerDataEv("data: a\ndata: b", "a\nb")}},
+	{"unterminated bare data", "data", []framerEvent{framerDataEv("data", "")}},
+	{"final lone cr", "data: a\r", []framerEvent{framerDataEv("data: a\r", "a")}},
+	{"final lone cr blank", "data: a\n\r", []framerEvent{framerDataEv("data: a\n\r", "a")}},
+	{"only whitespace", " ", []framerEvent{framerRawEv(" ")}},
 	{"stray blank lines", "\n\r\n\rdata: a\n\n\n\r\n", []framerEvent{
-		rawEv("\n"), rawEv("\r\n"), rawEv("\r"), dataEv("data: a\n\n", "a"), rawEv("\n"), rawEv("\r\n")}},
+		framerRawEv("\n"), framerRawEv("\r\n"), framerRawEv("\r"), framerDataEv("data: a\n\n", "a"), framerRawEv("\n"), framerRawEv("\r\n")}},
 	{"bom", "\xEF\xBB\xBFdata: a\n\ndata: b\n\n", []framerEvent{
-		dataEv("\xEF\xBB\xBFdata: a\n\n", "a"), dataEv("data: b\n\n", "b")}},
-	{"bom blank line", "\xEF\xBB\xBF\ndata: a\n\n", []framerEvent{rawEv("\xEF\xBB\xBF\n"), dataEv("data: a\n\n", "a")}},
-	{"bom alone", "\xEF\xBB\xBF", []framerEvent{rawEv("\xEF\xBB\xBF")}},
-	{"bom only once", "\xEF\xBB\xBF\xEF\xBB\xBFdata: a\n\n", []framerEvent{rawEv("\xEF\xBB\xBF\xEF\xBB\xBFdata: a\n\n")}},
+		framerDataEv("\xEF\xBB\xBFdata: a\n\n", "a"), framerDataEv("data: b\n\n", "b")}},
+	{"bom blank line", "\xEF\xBB\xBF\ndata: a\n\n", []framerEvent{framerRawEv("\xEF\xBB\xBF\n"), framerDataEv("data: a\n\n", "a")}},
+	{"bom alone", "\xEF\xBB\xBF", []framerEvent{framerRawEv("\xEF\xBB\xBF")}},
+	{"bom only once", "\xEF\xBB\xBF\xEF\xBB\xBFdata: a\n\n", []framerEvent{framerRawEv("\xEF\xBB\xBF\xEF\xBB\xBFdata: a\n\n")}},
 	{"bom later is not a bom", "data: a\n\n\xEF\xBB\xBFdata: b\n\n", []framerEvent{
-		dataEv("data: a\n\n", "a"), rawEv("\xEF\xBB\xBFdata: b\n\n")}},
+		framerDataEv("data: a\n\n", "a"), framerRawEv("\xEF\xBB\xBFdata: b\n\n")}},
 	{"done", "data: {\"choices\":[]}\n\ndata: [DONE]\n\n", []framerEvent{
-		dataEv("data: {\"choices\":[]}\n\n", `{"choices":[]}`), dataEv("data: [DONE]\n\n", "[DONE]")}},
-	{"colon in value", "data: a: b\n\n", []framerEvent{dataEv("data: a: b\n\n", "a: b")}},
-	{"nul and invalid utf8", "data: \x00\xff\n\n", []framerEvent{dataEv("data: \x00\xff\n\n", "\x00\xff")}},
+		framerDataEv("data: {\"choices\":[]}\n\n", `{"choices":[]}`), framerDataEv("data: [DONE]\n\n", "[DONE]")}},
+	{"colon in value", "data: a: b\n\n", []framerEvent{framerDataEv("data: a: b\n\n", "a: b")}},
+	{"nul and invalid utf8", "data: \x00\xff\n\n", []framerEvent{framerDataEv("data: \x00\xff\n\n", "\x00\xff")}},
 }
 
 func TestFramerCases(t *testing.T) {
@@ -186,17 +188,17 @@ func TestFramerCases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !equalFramerEvents(got, tc.want) {
+			if !framerEqual(got, tc.want) {
 				t.Fatalf("events\n got %v\nwant %v", got, tc.want)
 			}
-			if ref, _, _ := framerReference(in); !equalFramerEvents(ref, tc.want) {
+			if ref, _, _ := framerReference(in); !framerEqual(ref, tc.want) {
 				t.Fatalf("reference parser disagrees with the table\n ref %v\nwant %v", ref, tc.want)
 			}
 		})
 	}
 }
 
-func equalFramerEvents(a, b []framerEvent) bool {
+func framerEqual(a, b []framerEvent) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -208,14 +210,14 @@ func equalFramerEvents(a, b []framerEvent) bool {
 	return true
 }
 
-// checkFramerChunking asserts that the chunks frame to want and that the Raws rebuild the stream.
-func checkFramerChunking(t *testing.T, in []byte, want []framerEvent, chunks [][]byte, desc string) {
+// framerCheckChunking asserts that the chunks frame to want and that the Raws rebuild the stream.
+func framerCheckChunking(t *testing.T, in []byte, want []framerEvent, chunks [][]byte, desc string) {
 	t.Helper()
 	got, err := framerRun(NewFramer(0), chunks)
 	if err != nil {
 		t.Fatalf("%s: %v", desc, err)
 	}
-	if !equalFramerEvents(got, want) {
+	if !framerEqual(got, want) {
 		t.Fatalf("%s: events\n got %v\nwant %v", desc, got, want)
 	}
 	var raw strings.Builder
@@ -235,19 +237,19 @@ func TestFramerSplitEverywhere(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := []byte(tc.in)
 			for i := 0; i <= len(in); i++ {
-				checkFramerChunking(t, in, tc.want, splitAt(in, i), fmt.Sprintf("cut at %d", i))
+				framerCheckChunking(t, in, tc.want, framerSplitAt(in, i), fmt.Sprintf("cut at %d", i))
 			}
 			for i := 0; i <= len(in); i++ {
 				for j := i; j <= len(in); j++ {
-					checkFramerChunking(t, in, tc.want, splitAt(in, i, j), fmt.Sprintf("cuts at %d,%d", i, j))
+					framerCheckChunking(t, in, tc.want, framerSplitAt(in, i, j), fmt.Sprintf("cuts at %d,%d", i, j))
 				}
 			}
-			checkFramerChunking(t, in, tc.want, splitAt(in, seq(1, len(in))...), "byte by byte")
+			framerCheckChunking(t, in, tc.want, framerSplitAt(in, framerSeq(1, len(in))...), "byte by byte")
 		})
 	}
 }
 
-func seq(from, to int) []int {
+func framerSeq(from, to int) []int {
 	var s []int
 	for i := from; i < to; i++ {
 		s = append(s, i)
@@ -266,14 +268,14 @@ func TestFramerLongStreamSplits(t *testing.T) {
 	in := []byte(all.String())
 	want, _, _ = framerReference(in)
 	for i := 0; i <= len(in); i++ {
-		checkFramerChunking(t, in, want, splitAt(in, i), fmt.Sprintf("cut at %d", i))
+		framerCheckChunking(t, in, want, framerSplitAt(in, i), fmt.Sprintf("cut at %d", i))
 	}
 	for size := 1; size <= 64; size++ {
-		checkFramerChunking(t, in, want, splitAt(in, seqStep(size, len(in), size)...), fmt.Sprintf("chunks of %d", size))
+		framerCheckChunking(t, in, want, framerSplitAt(in, framerSeqStep(size, len(in), size)...), fmt.Sprintf("chunks of %d", size))
 	}
 }
 
-func seqStep(from, to, step int) []int {
+func framerSeqStep(from, to, step int) []int {
 	var s []int
 	for i := from; i < to; i += step {
 		s = append(s, i)
@@ -288,7 +290,7 @@ func TestFramerEventTooLarge(t *testing.T) {
 			var f Framer // zero value: default bound
 			var err error
 			fed := 0
-			for _, c := range splitAt(big, seqStep(size, len(big), size)...) {
+			for _, c := range framerSplitAt(big, framerSeqStep(size, len(big), size)...) {
 				if err = f.Feed(c); err != nil {
 					break
 				}
@@ -348,7 +350,7 @@ func TestFramerBoundEdges(t *testing.T) {
 	}
 	t.Run("default bound, event of exactly the bound", func(t *testing.T) {
 		in := append(event(DefaultMaxEventBytes), event(DefaultMaxEventBytes-1)...)
-		got, err := framerRun(new(Framer), splitAt(in, seqStep(1400, len(in), 1400)...))
+		got, err := framerRun(new(Framer), framerSplitAt(in, framerSeqStep(1400, len(in), 1400)...))
 		if err != nil || len(got) != 2 || len(got[0].Raw) != DefaultMaxEventBytes {
 			t.Fatalf("got %d events, %v", len(got), err)
 		}
@@ -367,13 +369,16 @@ func TestFramerBoundEdges(t *testing.T) {
 		{"crlf exactly the bound", append(event(bound - 2)[:bound-4], "\r\n\r\n"...), false},
 		{"cr held at the bound", append(event(bound - 1)[:bound-3], "\r\r"...), false},
 		{"unterminated", bytes.Repeat([]byte("z"), bound+1), true},
+		{"unterminated at the bound", bytes.Repeat([]byte("z"), bound), false},
+		{"tail at the bound after an event", append([]byte("data: 1\n\n"), bytes.Repeat([]byte("z"), bound)...), false},
+		{"tail over the bound after an event", append([]byte("data: 1\n\n"), bytes.Repeat([]byte("z"), bound+1)...), true},
 		{"many small events", bytes.Repeat([]byte("data: 1\n\n"), 100), false},
 		{"stray blank lines", bytes.Repeat([]byte("\r\n"), 200), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref, ends, final := framerReference(tc.in)
 			for size := 1; size <= len(tc.in); size++ {
-				cuts := seqStep(size, len(tc.in), size)
+				cuts := framerSeqStep(size, len(tc.in), size)
 				wantErr := false
 				for _, p := range append(cuts, len(tc.in)) {
 					wantErr = wantErr || framerTailAt(tc.in, ends, final, p) > bound
@@ -381,11 +386,11 @@ func TestFramerBoundEdges(t *testing.T) {
 				if size == 1 && wantErr != tc.wantErr {
 					t.Fatalf("the reference says wantErr=%v byte by byte", wantErr)
 				}
-				got, err := framerRun(NewFramer(bound), splitAt(tc.in, cuts...))
+				got, err := framerRun(NewFramer(bound), framerSplitAt(tc.in, cuts...))
 				if wantErr != errors.Is(err, ErrEventTooLarge) {
 					t.Fatalf("chunks of %d: err = %v, want error %v", size, err, wantErr)
 				}
-				if !wantErr && !equalFramerEvents(got, ref) {
+				if !wantErr && !framerEqual(got, ref) {
 					t.Fatalf("chunks of %d: events\n got %v\nwant %v", size, got, ref)
 				}
 			}
@@ -466,9 +471,9 @@ func TestFramerSlicesStayValid(t *testing.T) {
 		"\ndata: g\n\ndata: h\ndata: i\n\n" + strings.Repeat("data: jjjjjjjj\n", 50) + "\ndata: k",
 	}
 	want := [][]framerEvent{
-		{dataEv("data: a\ndata: b\n\n", "a\nb"), dataEv("data: c\ndata: d\n\n", "c\nd")},
-		{dataEv("event: x\ndata: e\ndata: f\ndata: g\n\n", "e\nf\ng"), dataEv("data: h\ndata: i\n\n", "h\ni"),
-			dataEv(strings.Repeat("data: jjjjjjjj\n", 50)+"\n", strings.TrimSuffix(strings.Repeat("jjjjjjjj\n", 50), "\n"))},
+		{framerDataEv("data: a\ndata: b\n\n", "a\nb"), framerDataEv("data: c\ndata: d\n\n", "c\nd")},
+		{framerDataEv("event: x\ndata: e\ndata: f\ndata: g\n\n", "e\nf\ng"), framerDataEv("data: h\ndata: i\n\n", "h\ni"),
+			framerDataEv(strings.Repeat("data: jjjjjjjj\n", 50)+"\n", strings.TrimSuffix(strings.Repeat("jjjjjjjj\n", 50), "\n"))},
 	}
 	for i, c := range chunks {
 		if err := f.Feed([]byte(c)); err != nil {
@@ -481,13 +486,13 @@ func TestFramerSlicesStayValid(t *testing.T) {
 		if i == len(chunks)-1 {
 			ev, _ := f.Flush()
 			evs = append(evs, ev)
-			want[i] = append(want[i], dataEv("data: k", "k"))
+			want[i] = append(want[i], framerDataEv("data: k", "k"))
 		}
 		var got []framerEvent
 		for _, ev := range evs {
-			got = append(got, copyFramerEvent(ev))
+			got = append(got, framerCopyEvent(ev))
 		}
-		if !equalFramerEvents(got, want[i]) {
+		if !framerEqual(got, want[i]) {
 			t.Fatalf("chunk %d\n got %v\nwant %v", i, got, want[i])
 		}
 	}
@@ -501,20 +506,20 @@ func TestFramerUndrained(t *testing.T) {
 		for j := i; j <= len(in); j++ {
 			f := NewFramer(0)
 			var got []framerEvent
-			for k, c := range splitAt(in, i, j) {
+			for k, c := range framerSplitAt(in, i, j) {
 				if err := f.Feed(c); err != nil {
 					t.Fatal(err)
 				}
 				if k == 2 {
 					for ev, ok := f.Next(); ok; ev, ok = f.Next() {
-						got = append(got, copyFramerEvent(ev))
+						got = append(got, framerCopyEvent(ev))
 					}
 				}
 			}
 			for ev, ok := f.Flush(); ok; ev, ok = f.Next() {
-				got = append(got, copyFramerEvent(ev))
+				got = append(got, framerCopyEvent(ev))
 			}
-			if !equalFramerEvents(got, want) {
+			if !framerEqual(got, want) {
 				t.Fatalf("cuts %d,%d\n got %v\nwant %v", i, j, got, want)
 			}
 		}
@@ -535,16 +540,16 @@ func TestFramerReusedReadBuffer(t *testing.T) {
 				t.Fatal(err)
 			}
 			for ev, ok := f.Next(); ok; ev, ok = f.Next() {
-				got = append(got, copyFramerEvent(ev))
+				got = append(got, framerCopyEvent(ev))
 			}
 			for i := range readBuf {
 				readBuf[i] = '#'
 			}
 		}
 		if ev, ok := f.Flush(); ok {
-			got = append(got, copyFramerEvent(ev))
+			got = append(got, framerCopyEvent(ev))
 		}
-		if !equalFramerEvents(got, want) {
+		if !framerEqual(got, want) {
 			t.Fatalf("size %d\n got %v\nwant %v", size, got, want)
 		}
 	}
@@ -641,7 +646,7 @@ func TestFramerAllocs(t *testing.T) {
 		{"crlf", bytes.ReplaceAll(stream, []byte("\n"), []byte("\r\n")), 333},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			chunks := splitAt(tc.stream, seqStep(tc.size, len(tc.stream), tc.size)...)
+			chunks := framerSplitAt(tc.stream, framerSeqStep(tc.size, len(tc.stream), tc.size)...)
 			f := NewFramer(0)
 			n := 0
 			run := func() {

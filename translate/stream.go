@@ -27,6 +27,7 @@ type StreamTranslator struct {
 	members   []member
 	toolIndex map[string]int // azure-ai tool-call id -> synthesised index, per stream
 	done      bool           // [DONE] went to the client
+	truncated bool           // the upstream stopped before finishing; the client got an error event
 }
 
 // NewStreamTranslator prepares a translator for one stream; maxEventBytes bounds one event's carry-over
@@ -48,10 +49,13 @@ func (s *StreamTranslator) Reset(x Exchange, maxEventBytes int) {
 	s.inspect = streamMayNeedEdits(&x)
 	s.out, s.last, s.members = s.out[:0], s.last[:0], s.members[:0]
 	clear(s.toolIndex)
-	s.done = false
+	s.done, s.truncated = false, false
 }
 
 func streamMayNeedEdits(x *Exchange) bool {
+	if x.StripUsageChunk {
+		return true
+	}
 	if x.Client == x.Provider {
 		return false
 	}
@@ -143,6 +147,7 @@ func (s *StreamTranslator) Close() []byte {
 	}
 	if !s.done {
 		if !s.finished() {
+			s.truncated = true
 			s.out = append(s.out, ErrorEvent(s.x.Client, NewError(ErrUpstreamStream, "",
 				"the upstream stream ended before the answer was complete; retry the request"))...)
 		}
@@ -174,6 +179,15 @@ func (s *StreamTranslator) finished() bool {
 
 // Usage reads token usage from the last JSON event of the stream (where every dialect reports it).
 func (s *StreamTranslator) Usage() Usage { return ReadUsage(s.last) }
+
+// Truncated reports whether the upstream stream ended before the answer was complete.
+func (s *StreamTranslator) Truncated() bool { return s.truncated }
+
+// StreamFailure is what a client gets when its stream cannot go on: an error event in its envelope, then
+// [DONE].
+func StreamFailure(client Dialect, e *Error) []byte {
+	return append(ErrorEvent(client, e), doneEvent...)
+}
 
 // Done reports whether the client has been sent its [DONE].
 func (s *StreamTranslator) Done() bool { return s.done }
@@ -227,6 +241,10 @@ func (s *StreamTranslator) editChunk(data []byte) eventAction {
 		}
 	}
 	hasUsage := usage != nil && usage[0] == '{'
+	if x.StripUsageChunk && hasUsage && isEmptyArray(choices) {
+		// The usage chunk the gateway asked for itself; Usage() has read it from s.last.
+		return dropEvent
+	}
 	if x.Provider == AzureOpenAI && x.Client != AzureOpenAI {
 		// Azure's content-filter annotation chunks: empty object, or no choices and no usage.
 		if string(object) == `""` || (isEmptyArray(choices) && !hasUsage) {
