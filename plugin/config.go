@@ -1,0 +1,467 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/aidialect/aidialect/translate"
+)
+
+// rawConfig is the plugin configuration as written (DESIGN.md "Plugin configuration"). Unknown keys are an
+// error: a misspelt key silently ignored is a gateway that routes wrong.
+type rawConfig struct {
+	Providers       []rawProvider
+	DefaultProvider string
+	Consumers       []rawConsumer
+	RoutingHeader   string
+	PathPrefix      string
+	MaxRequestBytes *int
+	MaxEventBytes   *int
+	OnchainData     string
+	UnknownPaths    string
+	Usage           string
+}
+
+type rawProvider struct {
+	Name            string
+	Dialect         string
+	Host            string
+	BasePath        *string
+	APIKey          string
+	APIKeyEnv       string
+	Auth            string
+	APIVersion      string
+	ExtraParameters string
+	ChainID         string
+	Models          []rawModel
+}
+
+type rawModel struct {
+	Name       string
+	Model      string
+	Deployment string
+	ChainID    string
+}
+
+type rawConsumer struct {
+	Name      string
+	KeySHA256 string
+	Models    []string
+}
+
+// Defaults for the top-level settings.
+const (
+	defaultRoutingHeader   = "x-aidialect-provider"
+	defaultMaxRequestBytes = 8 << 20
+	maxMaxRequestBytes     = 256 << 20
+)
+
+// config is the validated configuration the filter runs on.
+type config struct {
+	providers       []*provider
+	byName          map[string]*provider
+	exact           map[string]modelRoute // exact model names, over all providers
+	globs           []modelRoute          // glob entries in configuration order
+	modelNames      map[string][]string   // provider name -> its exact model names, for GET /v1/models
+	defaultRoute    *modelRoute           // default_provider, for models no entry matches
+	consumers       []consumer
+	metricTargets   []metricTarget // token metrics: one per models entry, plus the default route
+	routingHeader   string
+	pathPrefix      string
+	maxRequestBytes int
+	maxEventBytes   int
+	onchain         translate.OnchainData
+	rejectUnknown   bool
+	forceUsage      bool
+}
+
+// metricTarget is the label pair of one token metric.
+type metricTarget struct{ provider, label string }
+
+type provider struct {
+	index    int // position in config.providers, for metric tables
+	name     string
+	dialect  translate.Dialect
+	host     string
+	basePath string
+	// key is the provider credential; empty with passthrough, which forwards the client's own key.
+	key             string
+	passthrough     bool
+	entraToken      bool
+	apiVersion      string
+	extraParameters translate.ExtraParameters
+	chainID         string
+}
+
+// modelRoute is one models entry: which provider serves the names it matches, and how.
+type modelRoute struct {
+	provider   *provider
+	pattern    glob
+	label      string // bounded metric label: the configured name
+	metricID   int    // index into config.metricTargets
+	model      string
+	deployment string
+	chainID    string
+}
+
+type consumer struct {
+	name   string
+	keySum [32]byte
+	models []glob
+}
+
+// Shape checks for configured names. Hand-written rather than regexp: the package would add hundreds of
+// KiB to the .wasm for five patterns.
+
+// isLowerName: [a-z0-9][a-z0-9-]* (provider names, header names).
+func isLowerName(s string) bool {
+	if s == "" || s[0] == '-' {
+		return false
+	}
+	return allBytes(s, func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' })
+}
+
+// isHost: a DNS name or address with an optional port, no scheme, path or spaces.
+func isHost(s string) bool {
+	name, port, hasPort := strings.Cut(s, ":")
+	if hasPort && (port == "" || len(port) > 5 || !allBytes(port, isDigit)) {
+		return false
+	}
+	if name == "" || name[0] == '.' || name[0] == '-' || name[len(name)-1] == '.' || name[len(name)-1] == '-' {
+		return false
+	}
+	return allBytes(name, func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '.' || c == '-'
+	})
+}
+
+// isChainID: 1-20 decimal digits.
+func isChainID(s string) bool { return s != "" && len(s) <= 20 && allBytes(s, isDigit) }
+
+// isBasePath: empty, or "/seg" segments of unreserved URL characters.
+func isBasePath(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] != '/' || strings.HasSuffix(s, "/") || strings.Contains(s, "//") {
+		return false
+	}
+	return allBytes(s, func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || strings.IndexByte("/._~-", c) >= 0
+	})
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func allBytes(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// configError is a configuration problem: the field's path, and what to do about it.
+type configError struct {
+	field, problem string
+}
+
+func (e *configError) Error() string { return "configuration " + e.field + ": " + e.problem }
+
+func fieldErr(field, format string, args ...any) error {
+	return &configError{field: field, problem: fmt.Sprintf(format, args...)}
+}
+
+// parseConfig reads and validates the plugin configuration; getenv resolves api_key_env (os.Getenv in the
+// VM, whose environment Envoy fills from vm_config.environment_variables).
+func parseConfig(data []byte, getenv func(string) string) (*config, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, fieldErr("(root)", "is empty: give at least one provider, see README \"Configuration\"")
+	}
+	if !gjson.ValidBytes(data) {
+		return nil, fieldErr("(root)", "is not valid JSON")
+	}
+	raw, err := decodeRawConfig(gjson.ParseBytes(data))
+	if err != nil {
+		return nil, err
+	}
+	c := &config{
+		byName:          map[string]*provider{},
+		modelNames:      map[string][]string{},
+		exact:           map[string]modelRoute{},
+		routingHeader:   orDefault(raw.RoutingHeader, defaultRoutingHeader),
+		pathPrefix:      raw.PathPrefix,
+		maxRequestBytes: defaultMaxRequestBytes,
+		maxEventBytes:   translate.DefaultMaxEventBytes,
+	}
+	if len(raw.Providers) == 0 {
+		return nil, fieldErr("providers", "is empty: configure at least one provider")
+	}
+	for i, rp := range raw.Providers {
+		p, err := parseProvider(fmt.Sprintf("providers[%d]", i), rp, getenv)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := c.byName[p.name]; dup {
+			return nil, fieldErr(fmt.Sprintf("providers[%d].name", i), "%q is used twice: provider names must be unique", p.name)
+		}
+		p.index = len(c.providers)
+		c.byName[p.name] = p
+		c.providers = append(c.providers, p)
+		for j, rm := range rp.Models {
+			field := fmt.Sprintf("providers[%d].models[%d]", i, j)
+			route, err := parseModel(field, rm, p)
+			if err != nil {
+				return nil, err
+			}
+			route.metricID = len(c.metricTargets)
+			c.metricTargets = append(c.metricTargets, metricTarget{p.name, route.label})
+			if route.pattern.literal() {
+				if prev, dup := c.exact[rm.Name]; dup {
+					return nil, fieldErr(field+".name", "%q is already served by provider %q: an exact model name may appear once", rm.Name, prev.provider.name)
+				}
+				c.exact[rm.Name] = route
+				c.modelNames[p.name] = append(c.modelNames[p.name], rm.Name)
+			} else {
+				c.globs = append(c.globs, route)
+			}
+		}
+	}
+	if raw.DefaultProvider != "" {
+		p, ok := c.byName[raw.DefaultProvider]
+		if !ok {
+			return nil, fieldErr("default_provider", "names %q, which is not a configured provider", raw.DefaultProvider)
+		}
+		c.defaultRoute = &modelRoute{provider: p, label: defaultLabel, metricID: len(c.metricTargets)}
+		c.metricTargets = append(c.metricTargets, metricTarget{p.name, defaultLabel})
+	}
+	for i, rc := range raw.Consumers {
+		cons, err := parseConsumer(fmt.Sprintf("consumers[%d]", i), rc)
+		if err != nil {
+			return nil, err
+		}
+		c.consumers = append(c.consumers, cons)
+	}
+	if !isLowerName(c.routingHeader) {
+		return nil, fieldErr("routing_header", "%q is not a lower-case header name ([a-z0-9-])", c.routingHeader)
+	}
+	if c.pathPrefix != "" && (!strings.HasPrefix(c.pathPrefix, "/") || strings.HasSuffix(c.pathPrefix, "/") || !isBasePath(c.pathPrefix)) {
+		return nil, fieldErr("path_prefix", "%q must start with '/' and not end with one, e.g. \"/llm\"", c.pathPrefix)
+	}
+	if raw.MaxRequestBytes != nil {
+		if *raw.MaxRequestBytes <= 0 || *raw.MaxRequestBytes > maxMaxRequestBytes {
+			return nil, fieldErr("max_request_bytes", "must be between 1 and %d", maxMaxRequestBytes)
+		}
+		c.maxRequestBytes = *raw.MaxRequestBytes
+	}
+	if raw.MaxEventBytes != nil {
+		if *raw.MaxEventBytes < 1024 || *raw.MaxEventBytes > maxMaxRequestBytes {
+			return nil, fieldErr("max_event_bytes", "must be between 1024 and %d", maxMaxRequestBytes)
+		}
+		c.maxEventBytes = *raw.MaxEventBytes
+	}
+	var ok bool
+	if c.onchain, ok = translate.ParseOnchainData(raw.OnchainData); !ok {
+		return nil, fieldErr("onchain_data", "%q is not one of headers, strip, keep", raw.OnchainData)
+	}
+	switch raw.UnknownPaths {
+	case "", "passthrough":
+	case "reject":
+		c.rejectUnknown = true
+	default:
+		return nil, fieldErr("unknown_paths", "%q is not one of passthrough, reject", raw.UnknownPaths)
+	}
+	switch raw.Usage {
+	case "", "off":
+	case "force":
+		c.forceUsage = true
+	default:
+		return nil, fieldErr("usage", "%q is not one of off, force", raw.Usage)
+	}
+	return c, nil
+}
+
+func parseProvider(field string, rp rawProvider, getenv func(string) string) (*provider, error) {
+	if !isLowerName(rp.Name) {
+		return nil, fieldErr(field+".name", "%q must match [a-z0-9][a-z0-9-]* (it is also the routing header value Envoy routes match)", rp.Name)
+	}
+	field = fmt.Sprintf("%s (%s)", field, rp.Name)
+	dialect, err := translate.ParseDialect(rp.Dialect)
+	if err != nil {
+		return nil, fieldErr(field+".dialect", "%v", err)
+	}
+	if !isHost(rp.Host) {
+		return nil, fieldErr(field+".host", "%q is not a host name (give e.g. \"api.openai.com\", no scheme or path)", rp.Host)
+	}
+	p := &provider{name: rp.Name, dialect: dialect, host: rp.Host}
+	if rp.BasePath != nil {
+		if !isBasePath(*rp.BasePath) {
+			return nil, fieldErr(field+".base_path", "%q must be empty or like \"/v1\" (no trailing '/', no query)", *rp.BasePath)
+		}
+		p.basePath = *rp.BasePath
+	} else {
+		p.basePath = translate.DefaultBasePathForHost(dialect, rp.Host)
+	}
+
+	credentials := 0
+	for _, set := range []bool{rp.APIKey != "", rp.APIKeyEnv != "", rp.Auth == "passthrough"} {
+		if set {
+			credentials++
+		}
+	}
+	if credentials != 1 {
+		return nil, fieldErr(field, "needs exactly one of api_key_env (recommended), api_key, or \"auth\": \"passthrough\"")
+	}
+	switch rp.Auth {
+	case "", "passthrough":
+		p.passthrough = rp.Auth == "passthrough"
+	case "bearer":
+		if dialect != translate.AzureOpenAI {
+			return nil, fieldErr(field+".auth", "\"bearer\" only applies to azure-openai (an Entra token instead of api-key)")
+		}
+		p.entraToken = true
+	default:
+		return nil, fieldErr(field+".auth", "%q is not one of passthrough, bearer", rp.Auth)
+	}
+	p.key = rp.APIKey
+	if rp.APIKeyEnv != "" {
+		if p.key = getenv(rp.APIKeyEnv); p.key == "" {
+			return nil, fieldErr(field+".api_key_env", "names %s, which is unset or empty in the VM: add it to vm_config.environment_variables", rp.APIKeyEnv)
+		}
+	}
+	if strings.ContainsAny(p.key, "\r\n\x00") {
+		return nil, fieldErr(field, "the API key contains a line break or NUL")
+	}
+
+	if rp.APIVersion != "" {
+		if err := translate.ValidateProviderAPIVersion(dialect, rp.APIVersion); err != nil {
+			return nil, fieldErr(field+".api_version", "%v", err)
+		}
+		p.apiVersion = rp.APIVersion
+	}
+	if rp.ExtraParameters != "" && dialect != translate.AzureAI {
+		return nil, fieldErr(field+".extra_parameters", "only applies to azure-ai providers")
+	}
+	var ok bool
+	if p.extraParameters, ok = translate.ParseExtraParameters(rp.ExtraParameters); !ok {
+		return nil, fieldErr(field+".extra_parameters", "%q is not one of pass-through, drop, error", rp.ExtraParameters)
+	}
+	if rp.ChainID != "" {
+		if dialect != translate.EternalAI {
+			return nil, fieldErr(field+".chain_id", "only applies to eternalai providers")
+		}
+		if !isChainID(rp.ChainID) {
+			return nil, fieldErr(field+".chain_id", "%q must be a decimal chain id such as \"45762\"", rp.ChainID)
+		}
+	}
+	p.chainID = orDefault(rp.ChainID, "")
+	if len(rp.Models) == 0 {
+		return nil, fieldErr(field+".models", "is empty: list the models this provider serves (\"*\" for all)")
+	}
+	return p, nil
+}
+
+func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {
+	pattern, err := compileGlob(rm.Name)
+	if err != nil {
+		return modelRoute{}, fieldErr(field+".name", "%v", err)
+	}
+	route := modelRoute{provider: p, pattern: pattern, label: metricLabel(rm.Name), model: rm.Model,
+		deployment: rm.Deployment, chainID: rm.ChainID}
+	if strings.ContainsAny(rm.Model, "\r\n\x00") {
+		return route, fieldErr(field+".model", "contains a line break or NUL")
+	}
+	if rm.Deployment != "" {
+		if p.dialect != translate.AzureOpenAI && p.dialect != translate.AzureAI {
+			return route, fieldErr(field+".deployment", "only applies to azure-openai and azure-ai providers")
+		}
+		if !translate.ValidDeployment(rm.Deployment) {
+			return route, fieldErr(field+".deployment", "%q must be 1-64 characters of A-Z a-z 0-9 . _ -", rm.Deployment)
+		}
+	}
+	if rm.ChainID != "" {
+		if p.dialect != translate.EternalAI {
+			return route, fieldErr(field+".chain_id", "only applies to eternalai providers")
+		}
+		if !isChainID(rm.ChainID) {
+			return route, fieldErr(field+".chain_id", "%q must be a decimal chain id such as \"45762\"", rm.ChainID)
+		}
+	}
+	return route, nil
+}
+
+func parseConsumer(field string, rc rawConsumer) (consumer, error) {
+	c := consumer{name: rc.Name}
+	if rc.Name == "" {
+		return c, fieldErr(field+".name", "is empty: name the consumer (it appears in logs)")
+	}
+	sum, err := hex.DecodeString(rc.KeySHA256)
+	if err != nil || len(sum) != 32 {
+		return c, fieldErr(field+".key_sha256", "must be 64 hex digits: the SHA-256 of the consumer's key (printf %%s \"$KEY\" | sha256sum)")
+	}
+	copy(c.keySum[:], sum)
+	for j, m := range rc.Models {
+		g, err := compileGlob(m)
+		if err != nil {
+			return c, fieldErr(fmt.Sprintf("%s.models[%d]", field, j), "%v", err)
+		}
+		c.models = append(c.models, g)
+	}
+	return c, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// glob is a compiled model-name pattern: literal text with '*' matching any run of characters.
+type glob struct {
+	parts []string // the text between '*'s; one part means no '*'
+}
+
+var errEmptyGlob = errors.New("is empty: give a model name, or a pattern with '*'")
+
+func compileGlob(pattern string) (glob, error) {
+	if pattern == "" {
+		return glob{}, errEmptyGlob
+	}
+	if len(pattern) > 256 || strings.ContainsAny(pattern, "\r\n\x00?[]") {
+		return glob{}, fmt.Errorf("%q: only '*' is a wildcard; '?', '[' and ']' are not supported, and names are at most 256 bytes", pattern)
+	}
+	return glob{parts: strings.Split(pattern, "*")}, nil
+}
+
+func (g glob) literal() bool { return len(g.parts) == 1 }
+
+func (g glob) match(s string) bool {
+	if g.literal() {
+		return s == g.parts[0]
+	}
+	first, last := g.parts[0], g.parts[len(g.parts)-1]
+	if len(s) < len(first)+len(last) || !strings.HasPrefix(s, first) || !strings.HasSuffix(s, last) {
+		return false
+	}
+	s = s[len(first) : len(s)-len(last)]
+	for _, mid := range g.parts[1 : len(g.parts)-1] {
+		i := strings.Index(s, mid)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(mid):]
+	}
+	return true
+}
+
+// getenv is os.Getenv, a variable so tests can supply an environment (proxytest's wasm mode sets none).
+var getenv = os.Getenv

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/tidwall/gjson"
+)
+
+// The configuration is decoded with gjson rather than encoding/json: reflection-based decoding would add
+// most of a MiB to the .wasm, and a hand-written reader names the exact path of an unknown or mistyped key.
+
+func decodeRawConfig(root gjson.Result) (rawConfig, error) {
+	var c rawConfig
+	err := decodeObject("(root)", root, func(key, path string, v gjson.Result) error {
+		switch key {
+		case "providers":
+			return decodeArray(path, v, func(item string, v gjson.Result) error {
+				p, err := decodeProvider(item, v)
+				c.Providers = append(c.Providers, p)
+				return err
+			})
+		case "consumers":
+			return decodeArray(path, v, func(item string, v gjson.Result) error {
+				var rc rawConsumer
+				err := decodeObject(item, v, func(key, path string, v gjson.Result) error {
+					switch key {
+					case "name":
+						return decodeString(path, v, &rc.Name)
+					case "key_sha256":
+						return decodeString(path, v, &rc.KeySHA256)
+					case "models":
+						return decodeArray(path, v, func(item string, v gjson.Result) error {
+							var m string
+							err := decodeString(item, v, &m)
+							rc.Models = append(rc.Models, m)
+							return err
+						})
+					}
+					return unknownKey(path)
+				})
+				c.Consumers = append(c.Consumers, rc)
+				return err
+			})
+		case "default_provider":
+			return decodeString(path, v, &c.DefaultProvider)
+		case "routing_header":
+			return decodeString(path, v, &c.RoutingHeader)
+		case "path_prefix":
+			return decodeString(path, v, &c.PathPrefix)
+		case "max_request_bytes":
+			return decodeInt(path, v, &c.MaxRequestBytes)
+		case "max_event_bytes":
+			return decodeInt(path, v, &c.MaxEventBytes)
+		case "onchain_data":
+			return decodeString(path, v, &c.OnchainData)
+		case "unknown_paths":
+			return decodeString(path, v, &c.UnknownPaths)
+		case "usage":
+			return decodeString(path, v, &c.Usage)
+		}
+		return unknownKey(path)
+	})
+	return c, err
+}
+
+func decodeProvider(field string, v gjson.Result) (rawProvider, error) {
+	var p rawProvider
+	err := decodeObject(field, v, func(key, path string, v gjson.Result) error {
+		switch key {
+		case "name":
+			return decodeString(path, v, &p.Name)
+		case "dialect":
+			return decodeString(path, v, &p.Dialect)
+		case "host":
+			return decodeString(path, v, &p.Host)
+		case "base_path":
+			var s string
+			err := decodeString(path, v, &s)
+			p.BasePath = &s
+			return err
+		case "api_key":
+			return decodeString(path, v, &p.APIKey)
+		case "api_key_env":
+			return decodeString(path, v, &p.APIKeyEnv)
+		case "auth":
+			return decodeString(path, v, &p.Auth)
+		case "api_version":
+			return decodeString(path, v, &p.APIVersion)
+		case "extra_parameters":
+			return decodeString(path, v, &p.ExtraParameters)
+		case "chain_id":
+			return decodeString(path, v, &p.ChainID)
+		case "models":
+			return decodeArray(path, v, func(item string, v gjson.Result) error {
+				var m rawModel
+				err := decodeObject(item, v, func(key, path string, v gjson.Result) error {
+					switch key {
+					case "name":
+						return decodeString(path, v, &m.Name)
+					case "model":
+						return decodeString(path, v, &m.Model)
+					case "deployment":
+						return decodeString(path, v, &m.Deployment)
+					case "chain_id":
+						return decodeString(path, v, &m.ChainID)
+					}
+					return unknownKey(path)
+				})
+				p.Models = append(p.Models, m)
+				return err
+			})
+		}
+		return unknownKey(path)
+	})
+	return p, err
+}
+
+func unknownKey(path string) error {
+	return fieldErr(path, "is not a known key: remove it or check its spelling against README \"Configuration\"")
+}
+
+// decodeObject calls set for each key of an object, refusing a key given twice.
+func decodeObject(field string, v gjson.Result, set func(key, path string, v gjson.Result) error) error {
+	if !v.IsObject() {
+		return fieldErr(field, "must be a JSON object")
+	}
+	var err error
+	seen := map[string]bool{}
+	v.ForEach(func(k, val gjson.Result) bool {
+		key := k.String()
+		path := key
+		if field != "(root)" {
+			path = field + "." + key
+		}
+		if seen[key] {
+			err = fieldErr(path, "is given twice")
+			return false
+		}
+		seen[key] = true
+		err = set(key, path, val)
+		return err == nil
+	})
+	return err
+}
+
+func decodeArray(field string, v gjson.Result, item func(path string, v gjson.Result) error) error {
+	if !v.IsArray() {
+		return fieldErr(field, "must be a JSON array")
+	}
+	var err error
+	i := 0
+	v.ForEach(func(_, val gjson.Result) bool {
+		err = item(fmt.Sprintf("%s[%d]", field, i), val)
+		i++
+		return err == nil
+	})
+	return err
+}
+
+func decodeString(field string, v gjson.Result, dst *string) error {
+	if v.Type != gjson.String {
+		return fieldErr(field, "must be a string")
+	}
+	*dst = v.Str
+	return nil
+}
+
+func decodeInt(field string, v gjson.Result, dst **int) error {
+	if v.Type != gjson.Number || v.Num != float64(int64(v.Num)) {
+		return fieldErr(field, "must be an integer")
+	}
+	n := int(v.Int())
+	*dst = &n
+	return nil
+}

@@ -1,0 +1,515 @@
+package main
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
+
+	"github.com/aidialect/aidialect/translate"
+)
+
+// responseMode is how the answer to a request is handled.
+type responseMode uint8
+
+const (
+	responseUntouched responseMode = iota // not ours (unknown path), or unreadable (content-encoding)
+	responseJSON                          // buffered, translated at the end
+	responseError                         // buffered, translated into the client's envelope
+	responseStream                        // SSE, translated chunk by chunk
+	responseLocal                         // our own local reply coming back through the filter
+)
+
+// httpContext is one request/response exchange.
+type httpContext struct {
+	types.DefaultHttpContext
+	plugin  *pluginContext
+	cfg     *config
+	metrics *metrics
+	state   *requestState
+
+	req       translate.ClientRequest
+	clientKey string
+	consumer  *consumer
+	route     modelRoute
+	routed    bool // a provider was chosen
+	target    translate.Target
+	// headersSent: request headers went on (Continue), so they may no longer be edited.
+	headersSent bool
+	dropped     []string
+	exchange    translate.Exchange
+
+	mode           responseMode
+	status         int
+	holdHeaders    bool // response headers paused until the body tells which headers to add
+	streamFailed   bool
+	streamClosed   bool
+	responseBegun  bool // response headers went downstream: a local reply is no longer possible
+	counted        bool
+	localReplyCode int
+}
+
+// OnHttpRequestHeaders classifies the request and, when the request line names the model, routes it at once;
+// otherwise it pauses until the body says which model (allow_on_headers_stop_iteration, Envoy >= 1.35).
+func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action types.Action) {
+	defer h.recoverPanic(&action)
+	if h.cfg == nil {
+		return h.reply(translate.OpenAI, translate.NewError(translate.ErrInternal, "", "the filter has no valid configuration; see the Envoy log"))
+	}
+	method := requestHeader(":method")
+	path := requestHeader(":path")
+	req, detectErr := translate.Detect(method, path, h.cfg.pathPrefix)
+	h.req = req
+	if !req.Known() {
+		if h.cfg.rejectUnknown {
+			return h.reply(translate.OpenAI, translate.NewError(translate.ErrUnknownPath, "",
+				"no LLM API lives at this path: use /v1/chat/completions, /v1/completions or /v1/embeddings"))
+		}
+		// Not ours: leave it alone, but never let a client pick a provider route by sending our header.
+		removeRequestHeader(h.cfg.routingHeader)
+		h.headersSent = true
+		return types.ActionContinue
+	}
+	if detectErr != nil {
+		return h.reply(req.Dialect, detectErr)
+	}
+	h.clientKey = translate.ClientCredential(requestHeader("authorization"), requestHeader("api-key"))
+	if len(h.cfg.consumers) > 0 {
+		if h.consumer = h.cfg.authenticate(h.clientKey); h.consumer == nil {
+			return h.reply(req.Dialect, translate.NewError(translate.ErrUnauthorized, "",
+				"missing or unknown API key: send your gateway key as Authorization: Bearer <key> or api-key: <key>"))
+		}
+	}
+	if req.Op == translate.OpListModels {
+		return h.replyModelList()
+	}
+	if enc := requestHeader("content-encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		return h.reply(req.Dialect, translate.NewError(translate.ErrUnsupportedEncoding, "",
+			"request bodies with content-encoding "+strconv.Quote(enc)+" cannot be translated: send the JSON uncompressed"))
+	}
+	if n, err := strconv.Atoi(requestHeader("content-length")); err == nil && n > h.cfg.maxRequestBytes {
+		return h.reply(req.Dialect, bodyTooLarge(h.cfg.maxRequestBytes))
+	}
+	if endOfStream {
+		return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidJSON, "", "the request has no body: send a JSON object"))
+	}
+	h.req.ModelDeploymentHeader = requestHeader("azureml-model-deployment")
+	h.req.ExtraParameters = requestHeader("extra-parameters")
+	model, inRequestLine := h.req.ModelFromHeaders()
+	if !inRequestLine {
+		return types.ActionPause
+	}
+	head, err := h.chooseRoute(model)
+	if err != nil {
+		return h.reply(req.Dialect, err)
+	}
+	// The body may still change size: Envoy must not forward the client's content-length.
+	h.applyRequestHeaders(head, -1)
+	h.headersSent = true
+	return types.ActionContinue
+}
+
+// chooseRoute resolves the model to a provider, checks the consumer may use it, and renders the request line.
+func (h *httpContext) chooseRoute(model string) (translate.UpstreamHead, *translate.Error) {
+	if model == "" {
+		return translate.UpstreamHead{}, translate.NewError(translate.ErrInvalidParameter, "model", "the request names no model: set \"model\" in the body")
+	}
+	route, ok := h.cfg.resolve(model)
+	if !ok {
+		return translate.UpstreamHead{}, translate.NewError(translate.ErrModelNotFound, "model",
+			"the model "+quoteBounded(model)+" does not exist on this gateway: GET /v1/models lists the models it serves")
+	}
+	if h.consumer != nil && !h.consumer.allows(model) {
+		return translate.UpstreamHead{}, translate.NewError(translate.ErrModelNotAllowed, "model",
+			"your key may not use the model "+quoteBounded(model)+": ask the gateway operator for access")
+	}
+	h.route, h.routed = route, true
+	h.target = route.target(model)
+	return translate.RenderHead(&h.req, &h.target)
+}
+
+// OnHttpRequestBody buffers the body, then renders it for the provider. When the route waited for the body,
+// every header edit happens here, before the headers are released.
+func (h *httpContext) OnHttpRequestBody(bodySize int, endOfStream bool) (action types.Action) {
+	defer h.recoverPanic(&action)
+	if h.mode == responseLocal {
+		return types.ActionPause
+	}
+	if !h.req.Known() || h.req.Op == translate.OpListModels {
+		return types.ActionContinue
+	}
+	if bodySize > h.cfg.maxRequestBytes {
+		return h.reply(h.req.Dialect, bodyTooLarge(h.cfg.maxRequestBytes))
+	}
+	if !endOfStream {
+		return types.ActionPause
+	}
+	raw, err := proxywasm.GetHttpRequestBody(0, bodySize)
+	if err != nil && err != types.ErrorStatusNotFound {
+		return h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "", "reading the request body failed: "+err.Error()))
+	}
+	h.state = h.plugin.pool.get()
+	body := &h.state.body
+	if perr := body.Parse(raw); perr != nil {
+		return h.reply(h.req.Dialect, perr)
+	}
+	h.req.RefineWithBody(body)
+	var head translate.UpstreamHead
+	if !h.headersSent {
+		var rerr *translate.Error
+		if head, rerr = h.chooseRoute(body.Model); rerr != nil {
+			return h.reply(h.req.Dialect, rerr)
+		}
+	}
+	h.target.ForceStreamUsage = h.cfg.forceUsage
+	out, rerr := translate.RenderBody(h.state.out[:0], &h.req, body, &h.target)
+	if rerr != nil {
+		return h.reply(h.req.Dialect, rerr)
+	}
+	if out.Changed {
+		h.state.out = out.Body[:0]
+		if err := proxywasm.ReplaceHttpRequestBody(out.Body); err != nil {
+			return h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "", "replacing the request body failed: "+err.Error()))
+		}
+	}
+	h.dropped = out.Dropped
+	h.exchange = translate.Exchange{
+		Client: h.req.Dialect, Provider: h.target.Dialect, Op: h.req.Op, Onchain: h.cfg.onchain,
+		IncludeUsage: body.IncludeUsage, StripUsageChunk: out.ForcedUsage,
+	}
+	if !h.headersSent {
+		h.applyRequestHeaders(head, len(out.Body))
+		h.headersSent = true
+	}
+	return types.ActionContinue
+}
+
+// applyRequestHeaders makes every request-header edit at once; callers do this only while the headers are
+// still held (envoy-host.md section 1).
+func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLength int) {
+	p := h.route.provider
+	setRequestHeader(":authority", p.host)
+	setRequestHeader(":path", head.Path)
+	setRequestHeader(h.cfg.routingHeader, p.name)
+	key := p.key
+	if p.passthrough {
+		key = h.clientKey
+	}
+	for _, name := range translate.ClientCredentialHeaders {
+		removeRequestHeader(name)
+	}
+	if key != "" {
+		for _, hdr := range translate.ProviderAuthHeaders(p.dialect, key, p.entraToken) {
+			setRequestHeader(hdr.Name, hdr.Value)
+		}
+	}
+	for _, name := range head.Remove {
+		removeRequestHeader(name)
+	}
+	for _, hdr := range head.Set {
+		setRequestHeader(hdr.Name, hdr.Value)
+	}
+	// We rewrite answers, so they must arrive in a form we can read.
+	removeRequestHeader("accept-encoding")
+	if bodyLength >= 0 {
+		setRequestHeader("content-length", strconv.Itoa(bodyLength))
+	} else {
+		removeRequestHeader("content-length")
+	}
+	clearRouteCache()
+}
+
+// OnHttpResponseHeaders decides how the answer is handled. Only an EternalAI answer whose onchain_data becomes
+// headers holds the headers back; everything else is decided here and the headers go on.
+func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action types.Action) {
+	defer h.recoverPanic(&action)
+	if h.mode == responseLocal {
+		// Our own local reply passing back through: it is already in the client's dialect.
+		h.responseBegun = true
+		return types.ActionContinue
+	}
+	if !h.routed || !h.headersSent {
+		h.responseBegun = true
+		return types.ActionContinue
+	}
+	h.status, _ = strconv.Atoi(responseHeader(":status"))
+	if enc := responseHeader("content-encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		// We asked for identity; a body we cannot read is forwarded as is, and counted.
+		h.metrics.countError(codeUpstreamEncoded)
+		proxywasm.LogWarnf("aidialect: %s answered with content-encoding %q; forwarded untranslated", h.route.provider.name, enc)
+		h.responseBegun = true
+		return types.ActionContinue
+	}
+	if len(h.dropped) > 0 {
+		setResponseHeader("x-aidialect-dropped-params", strings.Join(h.dropped, ","))
+	}
+	contentType := responseHeader("content-type")
+	switch {
+	case h.status >= 400:
+		h.mode = responseError
+		if status := translate.ClientErrorStatus(h.exchange.Client, h.status); status != h.status {
+			setResponseHeader(":status", strconv.Itoa(status))
+		}
+		setResponseHeader("content-type", "application/json")
+		removeResponseHeader("content-length")
+	case h.status >= 200 && h.status < 300 && strings.Contains(contentType, "text/event-stream"):
+		h.mode = responseStream
+		if h.state == nil {
+			h.state = h.plugin.pool.get()
+		}
+		h.state.stream.Reset(h.exchange, h.cfg.maxEventBytes)
+		removeResponseHeader("content-length")
+	case h.status >= 200 && h.status < 300 && !endOfStream:
+		h.mode = responseJSON
+		removeResponseHeader("content-length")
+		if translate.AnswerHeadersFromBody(&h.exchange) {
+			h.holdHeaders = true
+			return types.ActionPause
+		}
+	}
+	h.responseBegun = true
+	return types.ActionContinue
+}
+
+// OnHttpResponseBody translates the answer: JSON and errors once complete, streams chunk by chunk without
+// ever pausing (envoy-host.md section 4).
+func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action types.Action) {
+	defer h.recoverPanic(&action)
+	switch h.mode {
+	case responseStream:
+		return h.streamChunk(bodySize, endOfStream)
+	case responseJSON, responseError:
+		if !endOfStream {
+			return types.ActionPause
+		}
+		h.finishBufferedAnswer(bodySize)
+	}
+	return types.ActionContinue
+}
+
+// OnHttpResponseTrailers ends an answer whose last body chunk did not carry end_of_stream.
+func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
+	defer h.recoverPanic(&action)
+	switch h.mode {
+	case responseStream:
+		if !h.streamClosed {
+			h.streamClosed = true
+			if tail := h.closeStream(); len(tail) > 0 {
+				if err := proxywasm.AppendHttpResponseBody(tail); err != nil {
+					proxywasm.LogWarnf("aidialect: appending the stream's end in the trailers callback failed: %v", err)
+				}
+			}
+		}
+	case responseJSON, responseError:
+		size := 0
+		if body, err := proxywasm.GetHttpResponseBody(0, h.cfg.maxRequestBytes*4); err == nil {
+			size = len(body)
+		}
+		h.finishBufferedAnswer(size)
+	}
+	return types.ActionContinue
+}
+
+func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
+	chunk, err := proxywasm.GetHttpResponseBody(0, bodySize)
+	if err != nil && err != types.ErrorStatusNotFound {
+		proxywasm.LogWarnf("aidialect: reading a stream chunk failed: %v", err)
+		return types.ActionContinue
+	}
+	var out []byte
+	switch {
+	case h.streamFailed || h.streamClosed:
+		out = nil // the client already got its error event and [DONE]
+	default:
+		translated, werr := h.state.stream.Write(chunk)
+		if werr != nil {
+			h.streamFailed = true
+			h.metrics.countError(codeStreamEventTooBig)
+			proxywasm.LogWarnf("aidialect: %s sent a stream event over max_event_bytes (%d): %v", h.route.provider.name, h.cfg.maxEventBytes, werr)
+			out = translate.StreamFailure(h.exchange.Client, translate.NewError(translate.ErrUpstreamStream, "",
+				"the provider sent a stream event larger than this gateway accepts (max_event_bytes)"))
+		} else {
+			out = translated
+		}
+	}
+	if endOfStream && !h.streamFailed && !h.streamClosed {
+		h.streamClosed = true
+		tail := h.closeStream()
+		if len(tail) > 0 {
+			out = append(append(h.state.scratch[:0], out...), tail...)
+			h.state.scratch = out[:0]
+		}
+	}
+	if !sameBytes(out, chunk) {
+		if err := proxywasm.ReplaceHttpResponseBody(out); err != nil {
+			proxywasm.LogWarnf("aidialect: replacing a stream chunk failed: %v", err)
+		}
+	}
+	return types.ActionContinue
+}
+
+func (h *httpContext) closeStream() []byte {
+	s := &h.state.stream
+	tail := s.Close()
+	if s.Truncated() {
+		h.metrics.countError(codeUpstreamStreamCut)
+	}
+	h.metrics.countTokens(h.route.metricID, s.Usage())
+	return tail
+}
+
+// finishBufferedAnswer translates a complete JSON answer or error body.
+func (h *httpContext) finishBufferedAnswer(bodySize int) {
+	body, err := proxywasm.GetHttpResponseBody(0, bodySize)
+	if err != nil && err != types.ErrorStatusNotFound {
+		proxywasm.LogWarnf("aidialect: reading the response body failed: %v", err)
+		return
+	}
+	if h.mode == responseError {
+		_, out := translate.TranslateError(h.exchange.Client, h.exchange.Provider, h.status, body)
+		h.replaceResponseBody(body, out)
+		return
+	}
+	h.metrics.countTokens(h.route.metricID, translate.ReadUsage(body))
+	if h.state == nil {
+		h.state = h.plugin.pool.get()
+	}
+	out, headers, terr := translate.TranslateJSON(h.state.out[:0], &h.exchange, body)
+	if terr != nil {
+		h.metrics.countError(codeUpstreamBadJSON)
+		proxywasm.LogWarnf("aidialect: %s answered %d with a body that is not JSON (%v); forwarded as is", h.route.provider.name, h.status, terr)
+		out = body
+	}
+	if h.holdHeaders {
+		for _, hdr := range headers {
+			setResponseHeader(hdr.Name, hdr.Value)
+		}
+		h.holdHeaders = false
+	}
+	h.responseBegun = true
+	h.replaceResponseBody(body, out)
+}
+
+func (h *httpContext) replaceResponseBody(old, out []byte) {
+	if sameBytes(out, old) {
+		return
+	}
+	if err := proxywasm.ReplaceHttpResponseBody(out); err != nil {
+		proxywasm.LogWarnf("aidialect: replacing the response body failed: %v", err)
+	}
+}
+
+// OnHttpStreamDone counts the exchange and returns its buffers to the pool.
+func (h *httpContext) OnHttpStreamDone() {
+	defer func() {
+		if r := recover(); r != nil {
+			proxywasm.LogErrorf("aidialect: panic while finishing a request: %v", r)
+			h.metrics.countError(codePanic)
+		}
+	}()
+	if h.req.Known() {
+		providerIndex := -1
+		if h.routed {
+			providerIndex = h.route.provider.index
+		}
+		status := h.status
+		if h.mode == responseLocal {
+			status = h.localReplyCode
+		}
+		if status != 0 {
+			h.metrics.countRequest(h.req.Dialect, providerIndex, status)
+		}
+	}
+	if h.state != nil {
+		h.plugin.pool.put(h.state)
+		h.state = nil
+	}
+	h.plugin.pool.maybeCollect()
+}
+
+// reply answers the client locally in its dialect and stops the exchange (envoy-host.md section 5: return
+// ActionPause; the reply comes back through the response callbacks and is left alone there).
+func (h *httpContext) reply(client translate.Dialect, e *translate.Error) types.Action {
+	if client == translate.DialectUnknown {
+		client = translate.OpenAI
+	}
+	h.metrics.countError(string(e.Code))
+	return h.sendLocal(e.Status(), e.Body(client), [][2]string{
+		{"content-type", "application/json"},
+		{"x-aidialect-error", string(e.Code)},
+	})
+}
+
+func (h *httpContext) sendLocal(status int, body []byte, headers [][2]string) types.Action {
+	h.mode = responseLocal
+	h.localReplyCode = status
+	if err := proxywasm.SendHttpResponse(uint32(status), headers, body, -1); err != nil {
+		proxywasm.LogErrorf("aidialect: sending a local reply failed: %v", err)
+	}
+	return types.ActionPause
+}
+
+// replyModelList answers GET /v1/models from the configuration: the exact model names, those a consumer may
+// use when consumers are configured.
+func (h *httpContext) replyModelList() types.Action {
+	var b bytes.Buffer
+	b.WriteString(`{"object":"list","data":[`)
+	first := true
+	for _, p := range h.cfg.providers {
+		for _, name := range h.cfg.modelNames[p.name] {
+			if h.consumer != nil && !h.consumer.allows(name) {
+				continue
+			}
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			b.WriteString(`{"id":`)
+			b.Write(translate.JSONString(name))
+			b.WriteString(`,"object":"model","created":0,"owned_by":`)
+			b.Write(translate.JSONString(p.name))
+			b.WriteByte('}')
+		}
+	}
+	b.WriteString(`]}`)
+	return h.sendLocal(200, b.Bytes(), [][2]string{{"content-type", "application/json"}})
+}
+
+// recoverPanic keeps a bug from killing the VM, and with it every request on this worker: the exchange gets
+// a 500 in its dialect while that is still possible, and the panic is logged and counted.
+func (h *httpContext) recoverPanic(action *types.Action) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	buf := make([]byte, 2048)
+	buf = buf[:runtime.Stack(buf, false)]
+	proxywasm.LogCriticalf("aidialect: recovered from a panic: %v\n%s", r, buf)
+	h.metrics.countError(codePanic)
+	if h.responseBegun || h.mode == responseLocal {
+		*action = types.ActionContinue
+		return
+	}
+	*action = h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "",
+		"the gateway failed while translating this request; it has been logged"))
+}
+
+func bodyTooLarge(limit int) *translate.Error {
+	return translate.NewError(translate.ErrBodyTooLarge, "",
+		"the request body is larger than this gateway accepts ("+strconv.Itoa(limit)+" bytes, max_request_bytes)")
+}
+
+func quoteBounded(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// sameBytes reports whether two slices are the same memory (not merely equal content).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}

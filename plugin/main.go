@@ -1,0 +1,64 @@
+// Command plugin is the aidialect proxy-wasm filter, built to dist/aidialect.wasm:
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o dist/aidialect.wasm ./plugin
+//
+// It is glue: the dialect knowledge lives in package translate. This package reads the configuration,
+// authenticates consumers, routes models to providers and drives Envoy's request/response callbacks under the
+// host rules of shared/reference/envoy-host.md.
+package main
+
+import (
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
+)
+
+// main is empty: a reactor module only registers its contexts, in init, and the host drives it from there.
+func main() {}
+
+func init() {
+	proxywasm.SetVMContext(&vmContext{})
+}
+
+type vmContext struct {
+	types.DefaultVMContext
+}
+
+func (*vmContext) NewPluginContext(contextID uint32) types.PluginContext {
+	return &pluginContext{}
+}
+
+type pluginContext struct {
+	types.DefaultPluginContext
+	cfg     *config
+	metrics *metrics
+	pool    statePool
+}
+
+// OnPluginStart reads and validates the configuration; a bad one fails the start so Envoy rejects it rather
+// than serving with a half-understood configuration.
+func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
+	defer func() {
+		if r := recover(); r != nil {
+			proxywasm.LogCriticalf("aidialect: plugin start panicked: %v", r)
+			status = types.OnPluginStartStatusFailed
+		}
+	}()
+	data, err := proxywasm.GetPluginConfiguration()
+	if err != nil && err != types.ErrorStatusNotFound {
+		proxywasm.LogCriticalf("aidialect: reading the plugin configuration failed: %v", err)
+		return types.OnPluginStartStatusFailed
+	}
+	cfg, err := parseConfig(data, getenv)
+	if err != nil {
+		proxywasm.LogCriticalf("aidialect: %v", err)
+		return types.OnPluginStartStatusFailed
+	}
+	p.cfg = cfg
+	p.metrics = defineMetrics(cfg)
+	proxywasm.LogInfof("aidialect: started with %d providers, routing header %q", len(cfg.providers), cfg.routingHeader)
+	return types.OnPluginStartStatusOK
+}
+
+func (p *pluginContext) NewHttpContext(contextID uint32) types.HttpContext {
+	return &httpContext{plugin: p, cfg: p.cfg, metrics: p.metrics}
+}

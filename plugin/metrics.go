@@ -1,0 +1,131 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
+
+	"github.com/aidialect/aidialect/translate"
+)
+
+// Metric names carry their labels as ".label.value" pairs; Envoy's stats_tags (envoy/envoy.yaml) extract them.
+// Every name is defined in OnPluginStart from the configuration, so the set is bounded whatever clients send.
+const (
+	metricRequests         = "aidialect_requests_total"
+	metricPromptTokens     = "aidialect_prompt_tokens_total"
+	metricCompletionTokens = "aidialect_completion_tokens_total"
+	metricFilterErrors     = "aidialect_filter_errors_total"
+)
+
+// Error codes counted besides translate's own.
+const (
+	codePanic             = "panic"
+	codeUpstreamEncoded   = "upstream_content_encoding"
+	codeUpstreamBadJSON   = "upstream_invalid_json"
+	codeStreamEventTooBig = "stream_event_too_large"
+	codeUpstreamStreamCut = "upstream_stream_cut"
+)
+
+var countedCodes = []string{
+	codePanic, codeUpstreamEncoded, codeUpstreamBadJSON, codeStreamEventTooBig, codeUpstreamStreamCut,
+	string(translate.ErrModelNotFound), string(translate.ErrModelNotAllowed), string(translate.ErrUnauthorized),
+	string(translate.ErrInvalidAPIVersion), string(translate.ErrInvalidDeployment), string(translate.ErrInvalidJSON),
+	string(translate.ErrInvalidParameter), string(translate.ErrExtraParametersNotAllowed), string(translate.ErrBodyTooLarge),
+	string(translate.ErrUnsupportedOperation), string(translate.ErrUnsupportedEncoding), string(translate.ErrUnknownPath),
+	string(translate.ErrMethodNotAllowed), string(translate.ErrInternal),
+}
+
+var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
+
+// noProvider is the provider label of requests answered before one was chosen.
+const noProvider = "none"
+
+type metrics struct {
+	// requests[dialect][provider index, or len(providers) for none][status class]
+	requests         [translate.EternalAI + 1][][len(statusClasses)]proxywasm.MetricCounter
+	promptTokens     []proxywasm.MetricCounter // by modelRoute.metricID
+	completionTokens []proxywasm.MetricCounter
+	errors           map[string]proxywasm.MetricCounter
+}
+
+// defineMetrics defines every metric the configuration can produce.
+func defineMetrics(c *config) *metrics {
+	m := &metrics{errors: map[string]proxywasm.MetricCounter{}}
+	providerLabels := make([]string, 0, len(c.providers)+1)
+	for _, p := range c.providers {
+		providerLabels = append(providerLabels, p.name)
+	}
+	providerLabels = append(providerLabels, noProvider)
+	for _, d := range translate.Dialects {
+		m.requests[d] = make([][len(statusClasses)]proxywasm.MetricCounter, len(providerLabels))
+		for pi, p := range providerLabels {
+			for ci, class := range statusClasses {
+				m.requests[d][pi][ci] = proxywasm.DefineCounterMetric(metricRequests + ".client_dialect." + d.String() +
+					".provider." + p + ".status_class." + class)
+			}
+		}
+	}
+	for _, t := range c.metricTargets {
+		suffix := ".provider." + t.provider + ".model." + t.label
+		m.promptTokens = append(m.promptTokens, proxywasm.DefineCounterMetric(metricPromptTokens+suffix))
+		m.completionTokens = append(m.completionTokens, proxywasm.DefineCounterMetric(metricCompletionTokens+suffix))
+	}
+	for _, code := range countedCodes {
+		m.errors[code] = proxywasm.DefineCounterMetric(metricFilterErrors + ".code." + code)
+	}
+	return m
+}
+
+func (m *metrics) countRequest(client translate.Dialect, providerIndex, status int) {
+	if m == nil || client == translate.DialectUnknown || int(client) >= len(m.requests) {
+		return
+	}
+	byProvider := m.requests[client]
+	if providerIndex < 0 || providerIndex >= len(byProvider) {
+		providerIndex = len(byProvider) - 1
+	}
+	class := status/100 - 1
+	if class < 0 || class >= len(statusClasses) {
+		class = len(statusClasses) - 1
+	}
+	byProvider[providerIndex][class].Increment(1)
+}
+
+func (m *metrics) countError(code string) {
+	if m == nil {
+		return
+	}
+	if c, ok := m.errors[code]; ok {
+		c.Increment(1)
+	}
+}
+
+func (m *metrics) countTokens(metricID int, u translate.Usage) {
+	if m == nil || !u.Seen || metricID < 0 || metricID >= len(m.promptTokens) {
+		return
+	}
+	if u.PromptTokens > 0 {
+		m.promptTokens[metricID].Increment(uint64(u.PromptTokens))
+	}
+	if u.CompletionTokens > 0 {
+		m.completionTokens[metricID].Increment(uint64(u.CompletionTokens))
+	}
+}
+
+// metricLabel makes a configured name safe inside a dotted metric name: '.' would split it into two labels
+// and '*' is not a Prometheus name character.
+func metricLabel(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+			b.WriteByte(c)
+		case c == '*':
+			b.WriteString("any")
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
