@@ -1,0 +1,113 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
+)
+
+const minimalProvider = `{"name":"p","dialect":"openai","host":"api.openai.com","api_key":"k","models":[{"name":"*"}]}`
+
+func TestConfigRejects(t *testing.T) {
+	tests := []struct {
+		name, config, field string
+	}{
+		{"empty", ``, "(root)"},
+		{"not JSON", `{"providers":`, "(root)"},
+		{"unknown top-level key", `{"providers":[` + minimalProvider + `],"routing_heder":"x"}`, "routing_heder"},
+		{"unknown provider key", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key":"k","modles":[]}]}`, "providers[0].modles"},
+		{"unknown model key", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key":"k","models":[{"name":"*","deploy":"x"}]}]}`, "providers[0].models[0].deploy"},
+		{"wrong type", `{"providers":[` + minimalProvider + `],"max_request_bytes":"8MB"}`, "max_request_bytes"},
+		{"duplicate key", `{"providers":[` + minimalProvider + `],"usage":"off","usage":"force"}`, "usage"},
+		{"no providers", `{"providers":[]}`, "providers"},
+		{"bad provider name", `{"providers":[{"name":"P_1","dialect":"openai","host":"h","api_key":"k","models":[{"name":"*"}]}]}`, "providers[0].name"},
+		{"duplicate provider", `{"providers":[` + minimalProvider + `,` + minimalProvider + `]}`, "providers[1].name"},
+		{"bad dialect", `{"providers":[{"name":"p","dialect":"anthropic","host":"h","api_key":"k","models":[{"name":"*"}]}]}`, "dialect"},
+		{"host with scheme", `{"providers":[{"name":"p","dialect":"openai","host":"https://api.openai.com","api_key":"k","models":[{"name":"*"}]}]}`, "host"},
+		{"no credential", `{"providers":[{"name":"p","dialect":"openai","host":"h","models":[{"name":"*"}]}]}`, "providers[0] (p)"},
+		{"two credentials", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key":"k","api_key_env":"K","models":[{"name":"*"}]}]}`, "providers[0] (p)"},
+		{"unset api_key_env", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key_env":"NOPE_NOT_SET","models":[{"name":"*"}]}]}`, "api_key_env"},
+		{"bearer on openai", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key":"k","auth":"bearer","models":[{"name":"*"}]}]}`, "auth"},
+		{"api_version on openai", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key":"k","api_version":"2024-10-21","models":[{"name":"*"}]}]}`, "api_version"},
+		{"malformed api_version", `{"providers":[{"name":"p","dialect":"azure-ai","host":"h","api_key":"k","api_version":"2024-5-1","models":[{"name":"*"}]}]}`, "api_version"},
+		{"bad extra_parameters", `{"providers":[{"name":"p","dialect":"azure-ai","host":"h","api_key":"k","extra_parameters":"allow-all","models":[{"name":"*"}]}]}`, "extra_parameters"},
+		{"extra_parameters on azure openai", `{"providers":[{"name":"p","dialect":"azure-openai","host":"h","api_key":"k","extra_parameters":"drop","models":[{"name":"*"}]}]}`, "extra_parameters"},
+		{"bad chain_id", `{"providers":[{"name":"p","dialect":"eternalai","host":"h","api_key":"k","chain_id":"base","models":[{"name":"*"}]}]}`, "chain_id"},
+		{"no models", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key":"k","models":[]}]}`, "models"},
+		{"bad glob", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key":"k","models":[{"name":"gpt-[45]"}]}]}`, "providers[0].models[0].name"},
+		{"bad deployment", `{"providers":[{"name":"p","dialect":"azure-openai","host":"h","api_key":"k","models":[{"name":"m","deployment":"a/b"}]}]}`, "deployment"},
+		{"duplicate exact model", `{"providers":[` + minimalProvider + `,{"name":"q","dialect":"openai","host":"h","api_key":"k","models":[{"name":"m"},{"name":"m"}]}]}`, "providers[1].models[1].name"},
+		{"unknown default_provider", `{"providers":[` + minimalProvider + `],"default_provider":"azure"}`, "default_provider"},
+		{"bad consumer key", `{"providers":[` + minimalProvider + `],"consumers":[{"name":"a","key_sha256":"abc"}]}`, "consumers[0].key_sha256"},
+		{"bad routing header", `{"providers":[` + minimalProvider + `],"routing_header":"X Provider"}`, "routing_header"},
+		{"bad path prefix", `{"providers":[` + minimalProvider + `],"path_prefix":"llm/"}`, "path_prefix"},
+		{"bad onchain_data", `{"providers":[` + minimalProvider + `],"onchain_data":"body"}`, "onchain_data"},
+		{"bad unknown_paths", `{"providers":[` + minimalProvider + `],"unknown_paths":"drop"}`, "unknown_paths"},
+		{"max_request_bytes zero", `{"providers":[` + minimalProvider + `],"max_request_bytes":0}`, "max_request_bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig([]byte(tt.config), func(string) string { return "" })
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tt.field) {
+				t.Errorf("error %q does not name %q", err, tt.field)
+			}
+		})
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := parseConfig([]byte(`{"providers":[
+		{"name":"svc","dialect":"azure-ai","host":"res.services.ai.azure.com","api_key_env":"AI_KEY","models":[{"name":"*"}]},
+		{"name":"eai","dialect":"eternalai","host":"api.eternalai.org","auth":"passthrough","models":[{"name":"x"}]}]}`),
+		func(k string) string { return map[string]string{"AI_KEY": "secret"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := c.byName["svc"]
+	if svc.basePath != "/models" || svc.key != "secret" || c.routingHeader != "x-aidialect-provider" ||
+		c.maxRequestBytes != 8<<20 || !c.byName["eai"].passthrough || c.byName["eai"].basePath != "/v1" {
+		t.Errorf("defaults: %+v %+v", svc, c)
+	}
+}
+
+func TestGlob(t *testing.T) {
+	for _, tt := range []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"*", "anything", true}, {"gpt-*", "gpt-4o", true}, {"gpt-*", "o3", false}, {"*-mini", "o3-mini", true},
+		{"a*b*c", "aXbYc", true}, {"a*b*c", "acb", false}, {"a*a", "a", false}, {"exact", "exact", true}, {"exact", "exactly", false},
+	} {
+		g, err := compileGlob(tt.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.match(tt.s) != tt.want {
+			t.Errorf("%q ~ %q = %v", tt.pattern, tt.s, !tt.want)
+		}
+	}
+}
+
+// TestBadConfigFailsPluginStart: in both modes the plugin refuses to start and the log names the field.
+func TestBadConfigFailsPluginStart(t *testing.T) {
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			opt := proxytest.NewEmulatorOption().WithVMContext(md.vm(t)).
+				WithPluginConfiguration([]byte(`{"providers":[` + minimalProvider + `],"routing_heder":"x"}`))
+			host, reset := proxytest.NewHostEmulator(opt)
+			defer reset()
+			if host.StartPlugin() != types.OnPluginStartStatusFailed {
+				t.Fatal("plugin started with an unknown key")
+			}
+			logs := strings.Join(host.GetCriticalLogs(), "\n")
+			if !strings.Contains(logs, "routing_heder") || !strings.Contains(logs, "spelling") {
+				t.Errorf("log does not name the field and the fix: %q", logs)
+			}
+		})
+	}
+}
