@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
+
+	"github.com/aidialect/aidialect/internal/hostemu"
 )
 
 // The harness drives the filter the way Envoy does and checks the host rules of
@@ -94,8 +96,8 @@ type upstreamAnswer struct {
 
 // outcome is what the harness observed.
 type outcome struct {
-	local         *proxytest.LocalHttpResponse // the filter answered itself
-	upstreamHead  map[string]string            // request headers as sent upstream
+	local         *hostemu.Response // the filter answered itself
+	upstreamHead  map[string]string // request headers as sent upstream
 	upstreamBody  []byte
 	upstreamCalls int
 	status        int
@@ -104,7 +106,6 @@ type outcome struct {
 	routeClears   int
 	violations    []string
 	criticalLogs  []string
-	warnLogs      []string
 	// counter reads a metric; valid only inside the exchange's onDone hook (the host is reset afterwards).
 	counter func(name string) uint64
 }
@@ -116,24 +117,44 @@ func (o *outcome) violate(rule, format string, args ...any) {
 func headerMap(h [][2]string) map[string]string {
 	m := make(map[string]string, len(h))
 	for _, kv := range h {
-		m[strings.ToLower(kv[0])] = strings.Clone(kv[1])
+		m[strings.ToLower(kv[0])] = kv[1]
 	}
 	return m
 }
 
-func sameHeaders(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
+// recorder is the client side of an exchange.
+type recorder struct {
+	status  int
+	headers map[string]string
+	body    []byte
 }
 
-// run plays one exchange through a fresh host emulator.
+func (r *recorder) WriteHeaders(status int, headers [][2]string) {
+	r.status, r.headers = status, headerMap(headers)
+}
+
+func (r *recorder) WriteBody(p []byte) error {
+	r.body = append(r.body, p...)
+	return nil
+}
+
+// chunkReader hands out one chunk per Read, like network reads.
+type chunkReader struct{ chunks []string }
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, c.chunks[0])
+	if n == len(c.chunks[0]) {
+		c.chunks = c.chunks[1:]
+	} else {
+		c.chunks[0] = c.chunks[0][n:]
+	}
+	return n, nil
+}
+
+// run plays one exchange through a fresh host.
 func run(t *testing.T, md mode, ex exchange) *outcome {
 	t.Helper()
 	o := &outcome{}
@@ -142,181 +163,82 @@ func run(t *testing.T, md mode, ex exchange) *outcome {
 		getenv = func(k string) string { return env[k] }
 		defer func() { getenv = os.Getenv }()
 	}
-	opt := proxytest.NewEmulatorOption().WithVMContext(md.vm(t)).WithPluginConfiguration([]byte(ex.config))
-	host, reset := proxytest.NewHostEmulator(opt)
-	defer reset()
-	if ex.onDone != nil {
-		defer func() { ex.onDone(o) }()
-	}
-	host.RegisterForeignFunction("clear_route_cache", func([]byte) []byte { o.routeClears++; return []byte{0} })
-	if host.StartPlugin() != types.OnPluginStartStatusOK {
-		o.criticalLogs = host.GetCriticalLogs()
+	host, err := hostemu.New(md.vm(t), []byte(ex.config))
+	if err != nil {
+		o.criticalLogs = []string{err.Error()}
 		return o
 	}
-	id := host.InitializeHttpContext()
-	reqHeaders := append([][2]string{{":method", ex.method}, {":path", ex.path}, {":authority", "gateway.local"}}, ex.headers...)
-	if len(ex.body) > 0 {
-		total := 0
-		for _, c := range ex.body {
-			total += len(c)
-		}
-		if !hasHeader(ex.headers, "content-length") {
-			reqHeaders = append(reqHeaders, [2]string{"content-length", strconv.Itoa(total)})
-		}
-	}
-	action := host.CallOnRequestHeaders(id, reqHeaders, len(ex.body) == 0)
-	var frozen map[string]string // request headers once they went upstream
-	checkFrozen := func(where string) {
-		if frozen != nil && !sameHeaders(frozen, headerMap(host.GetCurrentRequestHeaders(id))) {
-			o.violate("envoy-host 1 (headers edited after Continue)", "request headers changed in %s", where)
+	defer host.Close()
+	record := func(err error) {
+		var rule *hostemu.RuleError
+		switch {
+		case errors.As(err, &rule):
+			o.violate(rule.Rule, "%s", rule.Detail)
+		case err != nil:
+			t.Fatal(err)
 		}
 	}
-	if o.finishLocal(host, id, action, "OnHttpRequestHeaders") {
-		return o.complete(host, id)
-	}
-	if action == types.ActionContinue {
-		frozen = headerMap(host.GetCurrentRequestHeaders(id))
-	}
-	var sentBody []byte
-	for i, chunk := range ex.body {
-		last := i == len(ex.body)-1
-		action = host.CallOnRequestBody(id, []byte(chunk), last)
-		checkFrozen("OnHttpRequestBody")
-		if o.finishLocal(host, id, action, "OnHttpRequestBody") {
-			return o.complete(host, id)
-		}
-		if action == types.ActionContinue {
-			sentBody = append(sentBody, host.GetCurrentRequestBody(id)...)
-			if frozen == nil {
-				frozen = headerMap(host.GetCurrentRequestHeaders(id))
+	x := host.Begin()
+	defer func() {
+		x.Finish()
+		_, _, critical := host.Logs()
+		o.criticalLogs = append(o.criticalLogs, critical...)
+		o.routeClears = host.RouteClears
+		o.counter = func(name string) uint64 {
+			v, err := host.Counter(name)
+			if err != nil {
+				o.violate("metrics", "%s is not defined", name)
 			}
-		} else if last {
-			o.violate("envoy-host 3 (body)", "OnHttpRequestBody returned Pause at end_of_stream: the request would hang")
-			return o.complete(host, id)
+			return v
 		}
+		if ex.onDone != nil {
+			ex.onDone(o)
+		}
+	}()
+	headers := append([][2]string{{":method", ex.method}, {":path", ex.path}, {":authority", "gateway.local"}}, ex.headers...)
+	var chunks [][]byte
+	total := 0
+	for _, c := range ex.body {
+		chunks = append(chunks, []byte(c))
+		total += len(c)
 	}
-	if frozen == nil {
-		o.violate("envoy-host 1 (pause)", "request headers were never released")
-		return o.complete(host, id)
+	if len(chunks) > 0 && !hasHeader(ex.headers, "content-length") {
+		headers = append(headers, [2]string{"content-length", strconv.Itoa(total)})
+	}
+	record(x.SendRequest(headers, chunks))
+	if x.Local != nil {
+		o.local = x.Local
+		o.status = x.Local.Status
+		o.clientHead = headerMap(x.Local.Headers)
+		o.clientBody = x.Local.Body
+		return o
+	}
+	if x.Upstream == nil {
+		return o
 	}
 	o.upstreamCalls = 1
-	o.upstreamHead = frozen
-	o.upstreamBody = sentBody
-	if cl, ok := frozen["content-length"]; ok && cl != strconv.Itoa(len(sentBody)) {
-		o.violate("envoy-host 3 (content-length)", "upstream content-length %s but body has %d bytes", cl, len(sentBody))
-	}
+	o.upstreamHead = headerMap(x.Upstream.Headers)
+	o.upstreamBody = x.Upstream.Body
 	if ex.upstream == nil {
-		return o.complete(host, id)
+		return o
 	}
-	o.answer(host, id, ex)
-	return o.complete(host, id)
+	var trailers func() [][2]string
+	if ex.trailers {
+		trailers = func() [][2]string { return [][2]string{{"x-upstream-trailer", "1"}} }
+	}
+	var body io.Reader
+	if len(ex.upstream.chunks) > 0 {
+		body = &chunkReader{chunks: slices.Clone(ex.upstream.chunks)}
+	}
+	w := &recorder{}
+	record(x.RelayResponse(ex.upstream.status, ex.upstream.headers, body, trailers, w))
+	record(x.CheckContentLength(len(w.body)))
+	o.status, o.clientHead, o.clientBody = w.status, w.headers, w.body
+	return o
 }
 
 func hasHeader(h [][2]string, name string) bool {
 	return slices.ContainsFunc(h, func(kv [2]string) bool { return strings.EqualFold(kv[0], name) })
-}
-
-// finishLocal handles a local reply: the callback must have returned Pause, and the reply must pass back
-// through the filter's response callbacks untouched (envoy-host.md section 5).
-func (o *outcome) finishLocal(host proxytest.HostEmulator, id uint32, action types.Action, where string) bool {
-	reply := host.GetSentLocalResponse(id)
-	if reply == nil {
-		return false
-	}
-	copied := &proxytest.LocalHttpResponse{StatusCode: reply.StatusCode, Data: bytes.Clone(reply.Data)}
-	for _, h := range reply.Headers {
-		copied.Headers = append(copied.Headers, [2]string{strings.Clone(h[0]), strings.Clone(h[1])})
-	}
-	o.local = copied
-	if action != types.ActionPause {
-		o.violate("envoy-host 5 (local reply)", "%s sent a local reply but returned %v, not Pause", where, action)
-	}
-	if ct := headerMap(copied.Headers)["content-type"]; ct == "" {
-		o.violate("envoy-host 5 (local reply)", "local reply without content-type")
-	}
-	head := append([][2]string{{":status", strconv.Itoa(int(copied.StatusCode))}}, copied.Headers...)
-	host.CallOnResponseHeaders(id, head, false)
-	if got := headerMap(host.GetCurrentResponseHeaders(id)); !sameHeaders(got, headerMap(head)) {
-		o.violate("envoy-host 5 (local reply)", "the filter edited its own local reply's headers: %v", got)
-	}
-	host.CallOnResponseBody(id, copied.Data, true)
-	if got := host.GetCurrentResponseBody(id); !bytes.Equal(got, copied.Data) {
-		o.violate("envoy-host 5 (local reply)", "the filter translated its own local reply again: %s", got)
-	}
-	o.status = int(copied.StatusCode)
-	o.clientHead = headerMap(copied.Headers)
-	o.clientBody = copied.Data
-	return true
-}
-
-// answer plays the upstream response through the response callbacks.
-func (o *outcome) answer(host proxytest.HostEmulator, id uint32, ex exchange) {
-	up := ex.upstream
-	head := append([][2]string{{":status", strconv.Itoa(up.status)}}, up.headers...)
-	action := host.CallOnResponseHeaders(id, head, len(up.chunks) == 0)
-	stream := strings.Contains(headerMap(up.headers)["content-type"], "event-stream")
-	var frozen map[string]string
-	if action == types.ActionContinue {
-		frozen = headerMap(host.GetCurrentResponseHeaders(id))
-	} else if stream {
-		o.violate("envoy-host 4 (streams)", "response headers of a stream paused")
-	}
-	var body []byte
-	for i, chunk := range up.chunks {
-		last := i == len(up.chunks)-1 && !ex.trailers
-		action = host.CallOnResponseBody(id, []byte(chunk), last)
-		if frozen != nil && !sameHeaders(frozen, headerMap(host.GetCurrentResponseHeaders(id))) {
-			o.violate("envoy-host 1 (headers edited after Continue)", "response headers changed in OnHttpResponseBody")
-		}
-		if stream && action != types.ActionContinue {
-			o.violate("envoy-host 4 (streams)", "OnHttpResponseBody paused an SSE stream")
-		}
-		if action == types.ActionContinue {
-			body = append(body, host.GetCurrentResponseBody(id)...)
-			if frozen == nil {
-				frozen = headerMap(host.GetCurrentResponseHeaders(id))
-			}
-		} else if last {
-			o.violate("envoy-host 3 (body)", "OnHttpResponseBody returned Pause at end_of_stream")
-		}
-	}
-	if ex.trailers {
-		// Whatever the trailers callback adds to the body buffer goes out before the trailers.
-		before := bytes.Clone(host.GetCurrentResponseBody(id))
-		host.CallOnResponseTrailers(id, [][2]string{{"x-upstream-trailer", "1"}})
-		// proxytest keeps views into the filter's buffers, which it may reuse: compare by length, the
-		// emulator only appends here.
-		if after := host.GetCurrentResponseBody(id); len(after) > len(before) {
-			body = append(body, after[len(before):]...)
-		}
-		if frozen == nil {
-			frozen = headerMap(host.GetCurrentResponseHeaders(id))
-		}
-	}
-	if frozen == nil {
-		o.violate("envoy-host 1 (pause)", "response headers were never released")
-		frozen = headerMap(host.GetCurrentResponseHeaders(id))
-	}
-	o.status, _ = strconv.Atoi(frozen[":status"])
-	o.clientHead = frozen
-	o.clientBody = body
-	if cl, ok := frozen["content-length"]; ok && cl != strconv.Itoa(len(body)) {
-		o.violate("envoy-host 3 (content-length)", "client content-length %s but body has %d bytes", cl, len(body))
-	}
-}
-
-func (o *outcome) complete(host proxytest.HostEmulator, id uint32) *outcome {
-	host.CompleteHttpContext(id)
-	o.criticalLogs = append(o.criticalLogs, host.GetCriticalLogs()...)
-	o.warnLogs = append(o.warnLogs, host.GetWarnLogs()...)
-	o.counter = func(name string) uint64 {
-		v, err := host.GetCounterMetric(name)
-		if err != nil {
-			o.violations = append(o.violations, "metric "+name+" is not defined")
-		}
-		return v
-	}
-	return o
 }
 
 func (o *outcome) assertRules(t *testing.T) {
