@@ -1,25 +1,46 @@
 # aidialect: the two commands a new user needs are `make run` and `make test`.
-GO       ?= go
-FUZZTIME ?= 60s
+GO        ?= go
+FUZZTIME  ?= 60s
 BENCHTIME ?= 1s
-DIST     := dist
+DIST      := dist
+WASM      := $(DIST)/aidialect.wasm
+# The filter must stay small enough for Envoy to fetch and compile quickly (budget: 4 MiB).
+MAX_WASM_BYTES := 4194304
+NODE_DIR  := e2e/node
+# Go modules of the repository: the filter, the end-to-end suite, the deployment-file checks.
+MODULES   := . e2e
 
-.PHONY: all build test vet bench fuzz run clean
+.PHONY: all build test vet fmt-check bench fuzz run clean node-deps
 
 all: test
 
-WASM     := $(DIST)/aidialect.wasm
-# The filter must stay small enough for Envoy to fetch and compile quickly (issue budget: 4 MiB).
-MAX_WASM_BYTES := 4194304
+## build: the Envoy filter, dist/aidialect.wasm
+build:
+	@mkdir -p $(DIST)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w" -o $(WASM) ./plugin
+	@size=$$(wc -c < $(WASM)); echo "$(WASM): $$size bytes (budget $(MAX_WASM_BYTES))"; \
+	if [ $$size -gt $(MAX_WASM_BYTES) ]; then echo "$(WASM) is over its size budget" >&2; exit 1; fi
 
-## test: every test (vet, format check, unit and golden tests in Go and in the compiled .wasm, fuzz seeds)
-test: vet build
-	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
-	if [ -n "$$unformatted" ]; then echo "gofmt wants to reformat: $$unformatted"; exit 1; fi
+## run: the local gateway (compiled filter) in front of four mock providers; CONFIG=file.json for real providers
+run: build
+	cd e2e && $(GO) run ./cmd/local -wasm ../$(WASM) $(if $(CONFIG),-config $(abspath $(CONFIG)))
+
+## test: every test: translate, the filter natively and as the compiled .wasm, e2e with Go and npm SDKs, deployment files
+test: fmt-check vet build node-deps
 	AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 ./...
+	cd e2e && AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 ./...
+
+fmt-check:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path '*/node_modules/*')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt wants to reformat: $$unformatted" >&2; exit 1; fi
 
 vet:
-	$(GO) vet ./...
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
+
+node-deps: $(NODE_DIR)/node_modules/.package-lock.json
+
+$(NODE_DIR)/node_modules/.package-lock.json: $(NODE_DIR)/package-lock.json $(NODE_DIR)/package.json
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund
 
 ## bench: hot-path benchmarks beside their floors (ratios in BENCHMARKS.md)
 bench:
@@ -32,16 +53,5 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$target$$" -fuzztime=$(FUZZTIME) ./translate/; \
 	done
 
-## build: the Envoy filter, dist/aidialect.wasm
-build:
-	@mkdir -p $(DIST)
-	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w" -o $(WASM) ./plugin
-	@size=$$(wc -c < $(WASM)); echo "$(WASM): $$size bytes (budget $(MAX_WASM_BYTES))"; \
-	if [ $$size -gt $(MAX_WASM_BYTES) ]; then echo "$(WASM) is over its size budget" >&2; exit 1; fi
-
-## run: the local gateway with mock providers
-run:
-	@echo "make run: the local gateway and mock providers (e2e/, issue 4) are not written yet." >&2; exit 1
-
 clean:
-	rm -rf $(DIST)
+	rm -rf $(DIST) $(NODE_DIR)/node_modules

@@ -1,0 +1,324 @@
+// Package gateway is a local stand-in for Envoy, for development and tests only: it hosts the compiled
+// dist/aidialect.wasm (wazero, through the SDK's proxytest emulator), listens on a real HTTP port, forwards
+// each request to the provider the filter chose over real HTTP(S), and streams answers back as they arrive.
+//
+// It is strict where Envoy is unforgiving: when the filter breaks a host rule of
+// shared/reference/envoy-host.md sections 1-5, the request fails with a 502 and a log line naming the rule.
+// Production traffic belongs on Envoy (envoy/README.md).
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/aidialect/aidialect/internal/hostemu"
+)
+
+// Options configure a gateway.
+type Options struct {
+	// Wasm is the compiled filter.
+	Wasm []byte
+	// PluginConfig is the filter's configuration (JSON), as Envoy would pass it.
+	PluginConfig []byte
+	// Upstreams maps a provider name to the base URL requests for it go to (e.g. a mock on 127.0.0.1).
+	// Providers not listed are reached at https://<the :authority the filter set>, as Envoy's cluster would.
+	Upstreams map[string]string
+	// Getenv resolves api_key_env (default os.Getenv); see ResolveKeyEnv.
+	Getenv func(string) string
+	// Logger receives one line per request and every rule violation (default: stderr).
+	Logger *log.Logger
+	// Transport sends upstream requests (default: a transport that never asks for compression itself).
+	Transport http.RoundTripper
+}
+
+// Gateway is an http.Handler running the filter.
+type Gateway struct {
+	host          *hostemu.Host
+	vm            proxytest.WasmVMContext
+	routingHeader string
+	upstreams     map[string]*url.URL
+	client        *http.Client
+	log           *log.Logger
+}
+
+// maxBody bounds what the gateway reads from a client before the filter's own max_request_bytes applies.
+const maxBody = 256 << 20
+
+// New compiles the module and starts the plugin.
+func New(opts Options) (*Gateway, error) {
+	if opts.Logger == nil {
+		opts.Logger = log.New(os.Stderr, "gateway: ", log.LstdFlags)
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	cfg, err := ResolveKeyEnv(opts.PluginConfig, opts.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	vm, err := proxytest.NewWasmVMContext(opts.Wasm)
+	if err != nil {
+		return nil, fmt.Errorf("loading the wasm module: %w", err)
+	}
+	host, err := hostemu.New(vm, cfg)
+	if err != nil {
+		vm.Close()
+		return nil, err
+	}
+	g := &Gateway{
+		host:          host,
+		vm:            vm,
+		routingHeader: orDefault(gjson.GetBytes(cfg, "routing_header").String(), "x-aidialect-provider"),
+		upstreams:     map[string]*url.URL{},
+		log:           opts.Logger,
+	}
+	for name, raw := range opts.Upstreams {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			g.Close()
+			return nil, fmt.Errorf("upstream %s: %q is not a base URL like http://127.0.0.1:18081", name, raw)
+		}
+		g.upstreams[name] = u
+	}
+	transport := opts.Transport
+	if transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// The filter removes accept-encoding so answers arrive readable; the Go client must not add its own
+		// and decompress behind the filter's back.
+		t.DisableCompression = true
+		t.ResponseHeaderTimeout = 5 * time.Minute
+		transport = t
+	}
+	g.client = &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	return g, nil
+}
+
+// Close stops the plugin and frees the VM.
+func (g *Gateway) Close() {
+	g.host.Close()
+	g.vm.Close()
+}
+
+// Counter reads one of the filter's metrics.
+func (g *Gateway) Counter(name string) (uint64, error) { return g.host.Counter(name) }
+
+// ResolveKeyEnv replaces each provider's api_key_env with api_key read from getenv. Envoy fills the VM's
+// environment from vm_config.environment_variables; the emulator cannot, so the gateway does it up front.
+func ResolveKeyEnv(config []byte, getenv func(string) string) ([]byte, error) {
+	out := config
+	for i, p := range gjson.GetBytes(config, "providers").Array() {
+		name := p.Get("api_key_env")
+		if !name.Exists() {
+			continue
+		}
+		key := getenv(name.String())
+		if key == "" {
+			return nil, fmt.Errorf("provider %q: environment variable %s (api_key_env) is unset or empty", p.Get("name").String(), name.String())
+		}
+		var err error
+		prefix := fmt.Sprintf("providers.%d.", i)
+		if out, err = sjson.DeleteBytes(out, prefix+"api_key_env"); err != nil {
+			return nil, err
+		}
+		if out, err = sjson.SetBytes(out, prefix+"api_key", key); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	status := 0
+	defer func() {
+		g.log.Printf("%s %s -> %d (%s)", r.Method, r.URL.RequestURI(), status, time.Since(start).Round(time.Millisecond))
+	}()
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		status = http.StatusBadRequest
+		http.Error(w, "reading the request body: "+err.Error(), status)
+		return
+	}
+	x := g.host.Begin()
+	defer x.Finish()
+	if err := x.SendRequest(requestHeaders(r), chunk(body, 16<<10)); err != nil {
+		status = g.fail(w, err, false)
+		return
+	}
+	if x.Local != nil {
+		status = x.Local.Status
+		writeHeaders(w, x.Local.Status, x.Local.Headers)
+		w.Write(x.Local.Body)
+		return
+	}
+	cw := &clientWriter{w: w}
+	resp, err := g.forward(r.Context(), x.Upstream)
+	if err != nil {
+		// What Envoy does when the upstream cannot be reached: a plain-text 503 that still passes through
+		// the filter's response callbacks.
+		g.log.Printf("upstream: %v", err)
+		err = x.RelayResponse(http.StatusServiceUnavailable, [][2]string{{"content-type", "text/plain"}},
+			strings.NewReader("upstream connect error or disconnect/reset before headers. reset reason: "+err.Error()), nil, cw)
+	} else {
+		defer resp.Body.Close()
+		var trailers func() [][2]string
+		if len(resp.Trailer) > 0 {
+			trailers = func() [][2]string { return headerPairs(resp.Trailer) }
+		}
+		var upstreamBody io.Reader = resp.Body
+		if r.Method == http.MethodHead || resp.ContentLength == 0 {
+			upstreamBody = nil
+		}
+		err = x.RelayResponse(resp.StatusCode, headerPairs(resp.Header), upstreamBody, trailers, cw)
+	}
+	if err == nil {
+		err = x.CheckContentLength(cw.written)
+	}
+	status = cw.status
+	if err != nil {
+		status = g.fail(w, err, cw.status != 0)
+	}
+}
+
+// fail reports an error: a 502 naming the broken rule when the client has no answer yet, else an aborted
+// connection (as Envoy resets a stream it cannot finish).
+func (g *Gateway) fail(w http.ResponseWriter, err error, answered bool) int {
+	var rule *hostemu.RuleError
+	if errors.As(err, &rule) {
+		g.log.Printf("HOST RULE BROKEN (%s): %s", rule.Rule, rule.Detail)
+	} else {
+		g.log.Printf("error: %v", err)
+	}
+	if answered {
+		panic(http.ErrAbortHandler)
+	}
+	msg := err.Error()
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": "local gateway: " + msg, "type": "server_error", "param": nil, "code": "host_rule_violation",
+	}})
+	writeHeaders(w, http.StatusBadGateway, [][2]string{{"content-type", "application/json"}})
+	w.Write(body)
+	return http.StatusBadGateway
+}
+
+// forward sends the filtered request to the provider the routing header names.
+func (g *Gateway) forward(ctx context.Context, up *hostemu.Request) (*http.Response, error) {
+	provider := up.Header(g.routingHeader)
+	authority := up.Header(":authority")
+	base, ok := g.upstreams[provider]
+	if !ok {
+		if provider == "" {
+			return nil, errors.New("no route: the request carries no " + g.routingHeader + " header")
+		}
+		base = &url.URL{Scheme: "https", Host: authority}
+	}
+	target := strings.TrimSuffix(base.String(), "/") + up.Header(":path")
+	req, err := http.NewRequestWithContext(ctx, up.Header(":method"), target, bytes.NewReader(up.Body))
+	if err != nil {
+		return nil, err
+	}
+	req.Host = authority
+	for _, kv := range up.Headers {
+		switch name := kv[0]; {
+		case strings.HasPrefix(name, ":"), name == "content-length", name == "host", name == "transfer-encoding", name == "connection":
+		default:
+			req.Header.Add(name, kv[1])
+		}
+	}
+	req.ContentLength = int64(len(up.Body))
+	return g.client.Do(req)
+}
+
+// clientWriter streams what the filter releases to the HTTP client, flushing each piece.
+type clientWriter struct {
+	w       http.ResponseWriter
+	status  int
+	written int
+}
+
+func (c *clientWriter) WriteHeaders(status int, headers [][2]string) {
+	c.status = status
+	writeHeaders(c.w, status, headers)
+}
+
+func (c *clientWriter) WriteBody(p []byte) error {
+	n, err := c.w.Write(p)
+	c.written += n
+	if f, ok := c.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return err
+}
+
+func writeHeaders(w http.ResponseWriter, status int, headers [][2]string) {
+	for _, kv := range headers {
+		if kv[0] == "transfer-encoding" || kv[0] == "connection" {
+			continue
+		}
+		w.Header().Add(kv[0], kv[1])
+	}
+	w.WriteHeader(status)
+}
+
+// requestHeaders renders an incoming request as the header map Envoy gives the filter.
+func requestHeaders(r *http.Request) [][2]string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	h := [][2]string{{":method", r.Method}, {":path", r.URL.RequestURI()}, {":authority", r.Host}, {":scheme", scheme}}
+	h = append(h, headerPairs(r.Header)...)
+	if r.ContentLength >= 0 && r.Header.Get("content-length") == "" && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h = append(h, [2]string{"content-length", fmt.Sprint(r.ContentLength)})
+	}
+	return h
+}
+
+func headerPairs(h http.Header) [][2]string {
+	names := make([]string, 0, len(h))
+	for name := range h {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out [][2]string
+	for _, name := range names {
+		for _, v := range h[name] {
+			out = append(out, [2]string{strings.ToLower(name), v})
+		}
+	}
+	return out
+}
+
+func chunk(body []byte, size int) [][]byte {
+	var out [][]byte
+	for len(body) > 0 {
+		n := min(size, len(body))
+		out = append(out, body[:n])
+		body = body[n:]
+	}
+	return out
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,147 @@
+// Package mock provides strict stand-ins for the four upstream LLM services the aidialect filter talks to
+// (openai, azure-openai, azure-ai, eternalai). Each Provider is an http.Handler that accepts a request
+// exactly when the real service would (and, where noted, is stricter: a few things a real service would
+// ignore are refused because the filter must never send them), rejects everything else with that service's
+// error status and body shape, and answers with realistic JSON bodies and SSE streams whose text echoes the
+// request. Facts come from shared/reference/dialects.md; every choice not found there is marked "mock".
+//
+// A request header x-mock-fail injects failures (the filter forwards it untouched): 401, 404, 422, 429,
+// 502-html, cut-stream, no-done, huge-event, gzip. See Provider.ServeHTTP.
+package mock
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// The four dialects.
+const (
+	OpenAI      = "openai"
+	AzureOpenAI = "azure-openai"
+	AzureAI     = "azure-ai"
+	EternalAI   = "eternalai"
+)
+
+// Dialects lists the dialects New accepts, in a stable order.
+var Dialects = []string{OpenAI, AzureOpenAI, AzureAI, EternalAI}
+
+// maxBody bounds a request body; larger bodies are refused with 413.
+const maxBody = 16 << 20
+
+// Options configures one mock provider.
+type Options struct {
+	// APIKey is the credential the provider expects. Empty accepts any non-empty credential (one must still
+	// be present, in the right header).
+	APIKey string
+	// BasePath is the path prefix of the API. Empty means the dialect's default: openai and eternalai "/v1",
+	// azure-openai "/openai", azure-ai the endpoint root, where "/models/..." (AI services style) also works.
+	BasePath string
+	// Deployments: for azure-openai, the deployment names that exist (path segment of the classic surface,
+	// body model of the v1 surface); any other gives 404 DeploymentNotFound. For azure-ai, the names accepted
+	// in the azureml-model-deployment header. Empty accepts any.
+	Deployments []string
+	// Models are the model names accepted in the body (openai, eternalai; azure-ai compares them ignoring
+	// case, as the services endpoint does). Empty accepts any. Not used by azure-openai, whose body model is
+	// a deployment name (v1 surface) or ignored (classic surface).
+	Models []string
+	// Bearer makes an azure-openai provider expect "Authorization: Bearer <APIKey>" (an Entra token) instead
+	// of the api-key header.
+	Bearer bool
+}
+
+// Recorded is one request as the provider received it.
+type Recorded struct {
+	Method   string
+	Host     string
+	Path     string // r.URL.Path
+	RawQuery string
+	Header   http.Header // a clone
+	Body     []byte
+}
+
+// Provider is one mock provider. It is safe for concurrent use.
+type Provider struct {
+	dialect string
+	opts    Options
+	bases   []string // accepted path prefixes, without a trailing slash
+
+	mu       sync.Mutex
+	received []Recorded
+	seq      atomic.Uint64
+}
+
+// New returns a mock provider speaking dialect (one of Dialects); it panics on any other name.
+func New(dialect string, opts Options) *Provider {
+	p := &Provider{dialect: dialect, opts: opts}
+	base := strings.TrimRight(opts.BasePath, "/")
+	if opts.BasePath == "" {
+		switch dialect {
+		case OpenAI, EternalAI:
+			base = "/v1"
+		case AzureOpenAI:
+			base = "/openai"
+		case AzureAI:
+			p.bases = []string{"", "/models"}
+		}
+	}
+	switch dialect {
+	case OpenAI, AzureOpenAI, AzureAI, EternalAI:
+	default:
+		panic("mock: unknown dialect " + dialect)
+	}
+	if p.bases == nil {
+		p.bases = []string{base}
+	}
+	return p
+}
+
+// Dialect reports the provider's dialect.
+func (p *Provider) Dialect() string { return p.dialect }
+
+// Received returns a deep copy of every request received so far, in arrival order (rejected ones included).
+func (p *Provider) Received() []Recorded {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Recorded, len(p.received))
+	for i, r := range p.received {
+		r.Header = r.Header.Clone()
+		r.Body = append([]byte(nil), r.Body...)
+		out[i] = r
+	}
+	return out
+}
+
+// Reset forgets the recorded requests.
+func (p *Provider) Reset() {
+	p.mu.Lock()
+	p.received = nil
+	p.mu.Unlock()
+}
+
+func (p *Provider) record(r *http.Request, body []byte) {
+	rec := Recorded{
+		Method:   r.Method,
+		Host:     r.Host,
+		Path:     r.URL.Path,
+		RawQuery: r.URL.RawQuery,
+		Header:   r.Header.Clone(),
+		Body:     append([]byte(nil), body...),
+	}
+	p.mu.Lock()
+	p.received = append(p.received, rec)
+	p.mu.Unlock()
+}
+
+// ServeHTTP answers one request. The order of checks is: route (404), x-mock-fail status injections,
+// query (api-version), credentials (401), deployment, transport (Content-Length, Content-Type, size), body
+// (a JSON object, then the dialect's field rules), then the answer, which x-mock-fail may still damage
+// (cut-stream, no-done, huge-event, gzip). Every request is recorded first.
+func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	p.record(r, body)
+	c := &call{p: p, w: w, r: r, raw: body, readErr: err, seq: p.seq.Add(1)}
+	c.serve()
+}
