@@ -10,7 +10,7 @@ NODE_DIR  := e2e/node
 # Go modules of the repository: the filter, the end-to-end suite, the deployment-file checks.
 MODULES   := . e2e
 
-.PHONY: all build test vet fmt-check bench fuzz run clean node-deps
+.PHONY: all build test vet fmt-check bench fuzz run clean node-deps e2e-envoy
 
 all: test
 
@@ -41,6 +41,11 @@ node-deps: $(NODE_DIR)/node_modules/.package-lock.json
 
 $(NODE_DIR)/node_modules/.package-lock.json: $(NODE_DIR)/package-lock.json $(NODE_DIR)/package.json
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund
+
+## e2e-envoy: the same e2e client suites against a real Envoy in docker-compose (needs a Docker engine)
+e2e-envoy: build
+	docker compose -f e2e/docker-compose.yaml up --build --abort-on-container-exit --exit-code-from tests; \
+	status=$$?; docker compose -f e2e/docker-compose.yaml down; exit $$status
 
 ## bench: hot-path benchmarks beside their floors (ratios in BENCHMARKS.md)
 bench:
