@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -27,7 +28,12 @@ type StreamTranslator struct {
 	members   []member
 	toolIndex map[string]int // azure-ai tool-call id -> synthesised index, per stream
 	done      bool           // [DONE] went to the client
-	truncated bool           // the upstream stopped before finishing; the client got an error event
+	// fast: no event can need an edit (same dialect), so chunks are forwarded as they are, cut at the
+	// last event boundary, without framing each event; carry holds the incomplete event after that
+	// boundary. The first chunk with a CR or a [DONE] hands the stream to the framer for good.
+	fast      bool
+	carry     []byte
+	truncated bool // the upstream stopped before finishing; the client got an error event
 }
 
 // NewStreamTranslator prepares a translator for one stream; maxEventBytes bounds one event's carry-over
@@ -50,6 +56,7 @@ func (s *StreamTranslator) Reset(x Exchange, maxEventBytes int) {
 	s.out, s.last, s.members = s.out[:0], s.last[:0], s.members[:0]
 	clear(s.toolIndex)
 	s.done, s.truncated = false, false
+	s.fast, s.carry = !s.inspect, s.carry[:0]
 }
 
 func streamMayNeedEdits(x *Exchange) bool {
@@ -80,6 +87,11 @@ const (
 // Write takes the next chunk of the upstream stream and returns the bytes to send to the client now. The
 // result aliases chunk or the translator's buffer and is valid until the next call.
 func (s *StreamTranslator) Write(chunk []byte) ([]byte, error) {
+	if s.fast {
+		if out, ok, err := s.writeFast(chunk); ok || err != nil {
+			return out, err
+		}
+	}
 	if err := s.framer.Feed(chunk); err != nil {
 		return nil, err
 	}
@@ -135,11 +147,17 @@ func (s *StreamTranslator) appendEvent(dst []byte, action eventAction, ev SSEEve
 func (s *StreamTranslator) Close() []byte {
 	s.out = s.out[:0]
 	var lastData []byte
+	if s.fast && len(s.carry) > 0 {
+		// The stream ended inside an event: send it, ended, as the framer's Flush would.
+		s.out = append(s.out, s.carry...)
+		s.out = append(s.out, blankLineEnding(s.carry)...)
+		s.rememberLastData(s.out)
+	}
 	if ev, ok := s.framer.Flush(); ok {
 		action := s.event(ev, &lastData)
 		s.out = s.appendEvent(s.out, action, ev)
-		if action == forwardEvent && !endsWithNewline(ev.Raw) {
-			s.out = append(s.out, "\n\n"...)
+		if action == forwardEvent {
+			s.out = append(s.out, blankLineEnding(ev.Raw)...)
 		}
 	}
 	if lastData != nil {
@@ -157,8 +175,168 @@ func (s *StreamTranslator) Close() []byte {
 	return s.out
 }
 
-func endsWithNewline(b []byte) bool {
-	return len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r')
+// blankLineEnding is what must follow an event's bytes so that the next event starts on its own: a stream
+// cut mid-event would otherwise merge its tail into the [DONE] the translator adds.
+func blankLineEnding(b []byte) string {
+	switch {
+	case len(b) == 0, bytes.HasSuffix(b, []byte("\n\n")), bytes.HasSuffix(b, []byte("\r\r")),
+		bytes.HasSuffix(b, []byte("\r\n\r\n")):
+		return ""
+	case b[len(b)-1] == '\n':
+		return "\n"
+	}
+	return "\n\n"
+}
+
+var (
+	eventBoundary = []byte("\n\n")
+	dataField     = []byte("data:")
+)
+
+// writeFast forwards a chunk of a stream that needs no edits, cut at its last event boundary, without
+// framing each event: it only finds the boundaries (the floor's own work) and checks how each completed
+// event starts. ok is false when the chunk must go through the framer instead, and from then on every chunk
+// does: an event that is not a plain "data: {...}" (the [DONE], comments, other fields, stray blank lines)
+// or a CR line end needs event-by-event handling (exactly one [DONE], CR/CRLF framing).
+func (s *StreamTranslator) writeFast(chunk []byte) (out []byte, ok bool, err error) {
+	cut, prev := 0, 0
+	plain := bytes.IndexByte(chunk, '\r') < 0 && plainDataEvent(s.eventStart(chunk))
+	for i := 0; plain; {
+		j := bytes.Index(chunk[i:], eventBoundary)
+		if j < 0 {
+			break
+		}
+		prev, cut = cut, i+j+len(eventBoundary)
+		i = cut
+		if i < len(chunk) {
+			plain = plainDataEvent(chunk[i:])
+		}
+	}
+	if cut == 0 && len(s.carry) > 0 && s.carry[len(s.carry)-1] == '\n' && len(chunk) > 0 && chunk[0] == '\n' {
+		cut = 1 // the boundary straddles the carry and this chunk
+		plain = plain && (len(chunk) == 1 || plainDataEvent(chunk[1:]))
+	}
+	if !plain {
+		return s.leaveFastPath()
+	}
+	pending := len(chunk) - cut // bytes of an incomplete event left after this chunk
+	if cut == 0 {
+		pending += len(s.carry)
+	}
+	if pending > s.framer.max {
+		return nil, false, fmt.Errorf("%w: an event is still incomplete after %d bytes, over the %d-byte bound",
+			ErrEventTooLarge, pending, s.framer.max)
+	}
+	if cut == 0 {
+		s.carry = append(s.carry, chunk...)
+		return chunk[:0], true, nil
+	}
+	if len(s.carry) == 0 {
+		out = chunk[:cut]
+	} else {
+		s.out = append(append(s.out[:0], s.carry...), chunk[:cut]...)
+		out = s.out
+	}
+	if prev > 0 && s.copyEventData(chunk[prev:cut]) {
+		// The chunk's last event is whole in it: the common case, found without another scan.
+	} else {
+		s.rememberLastData(out)
+	}
+	s.carry = append(s.carry[:0], chunk[cut:]...)
+	return out, true, nil
+}
+
+// eventStart is the first bytes of the event this chunk begins or continues (the carry's, when there is one).
+func (s *StreamTranslator) eventStart(chunk []byte) []byte {
+	const need = len("data: {")
+	if len(s.carry) >= need || len(s.carry) == 0 {
+		if len(s.carry) > 0 {
+			return s.carry
+		}
+		return chunk
+	}
+	var start [need]byte
+	n := copy(start[:], s.carry)
+	n += copy(start[n:], chunk)
+	return start[:n]
+}
+
+// plainDataEvent reports whether an event (or its first bytes) starts as a JSON data line; a prefix too
+// short to tell counts as plain, and is checked again once the event is complete.
+func plainDataEvent(event []byte) bool {
+	const spaced, tight = "data: {", "data:{"
+	n := min(len(event), len(spaced))
+	if string(event[:n]) == spaced[:n] {
+		return true
+	}
+	n = min(len(event), len(tight))
+	return string(event[:n]) == tight[:n]
+}
+
+// leaveFastPath hands the stream to the framer, carried-over bytes first; nothing of the current chunk has
+// been sent yet.
+func (s *StreamTranslator) leaveFastPath() ([]byte, bool, error) {
+	s.fast = false
+	if len(s.carry) > 0 {
+		if err := s.framer.Feed(s.carry); err != nil {
+			return nil, false, err
+		}
+		for _, more := s.framer.Next(); more; _, more = s.framer.Next() {
+		}
+		s.carry = s.carry[:0]
+	}
+	return nil, false, nil
+}
+
+// lastBoundary is the index of the last "\n\n" in b, or -1 (bytes.LastIndex would hash the whole input).
+func lastBoundary(b []byte) int {
+	for end := len(b); end > 1; {
+		j := bytes.LastIndexByte(b[:end], '\n')
+		if j < 1 {
+			return -1
+		}
+		if b[j-1] == '\n' {
+			return j - 1
+		}
+		end = j - 1
+	}
+	return -1
+}
+
+// rememberLastData keeps the data of the last event with data in complete (whole events, LF line ends), for
+// the end-of-stream check and usage; one copy per chunk, not per event.
+func (s *StreamTranslator) rememberLastData(complete []byte) {
+	events := bytes.TrimRight(complete, "\n")
+	for len(events) > 0 {
+		start := lastBoundary(events) + 1
+		if start > 0 {
+			start++ // skip the boundary itself
+		}
+		if s.copyEventData(events[start:]) || start == 0 {
+			return
+		}
+		events = bytes.TrimRight(events[:start], "\n")
+	}
+}
+
+// copyEventData copies an event's data (data lines joined with "\n") into s.last; false, and s.last
+// untouched, when the event has no data line.
+func (s *StreamTranslator) copyEventData(event []byte) bool {
+	if !bytes.HasPrefix(event, dataField) && !bytes.Contains(event, []byte("\ndata:")) {
+		return false
+	}
+	s.last = s.last[:0]
+	first := true
+	for line := range bytes.SplitSeq(event, []byte("\n")) {
+		if value, ok := bytes.CutPrefix(line, dataField); ok {
+			if !first {
+				s.last = append(s.last, '\n')
+			}
+			first = false
+			s.last = append(s.last, bytes.TrimPrefix(value, []byte(" "))...)
+		}
+	}
+	return true
 }
 
 // finished reports whether the last JSON event ended the answer: a finish_reason or a usage summary.
