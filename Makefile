@@ -28,6 +28,7 @@ run: build
 ## test: every test: translate, the filter natively and as the compiled .wasm, e2e with Go and npm SDKs, deployment files
 test: fmt-check vet build node-deps
 	AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 ./...
+	$(GO) test -count=1 -tags aidialect_faults -run 'Fault' ./plugin
 	cd e2e && AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 ./...
 
 fmt-check:

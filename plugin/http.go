@@ -48,14 +48,16 @@ type httpContext struct {
 	streamFailed   bool
 	streamClosed   bool
 	responseBegun  bool // response headers went downstream: a local reply is no longer possible
-	counted        bool
 	localReplyCode int
+	// fault names the callback a test build makes panic (see faults_on.go); always empty in production.
+	fault string
 }
 
 // OnHttpRequestHeaders classifies the request and, when the request line names the model, routes it at once;
 // otherwise it pauses until the body says which model (allow_on_headers_stop_iteration, Envoy >= 1.35).
 func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action types.Action) {
 	defer h.recoverPanic(&action)
+	h.injectFault("OnHttpRequestHeaders")
 	if h.cfg == nil {
 		return h.reply(translate.OpenAI, translate.NewError(translate.ErrInternal, "", "the filter has no valid configuration; see the Envoy log"))
 	}
@@ -135,6 +137,7 @@ func (h *httpContext) chooseRoute(model string) (translate.UpstreamHead, *transl
 // every header edit happens here, before the headers are released.
 func (h *httpContext) OnHttpRequestBody(bodySize int, endOfStream bool) (action types.Action) {
 	defer h.recoverPanic(&action)
+	h.injectFault("OnHttpRequestBody")
 	if h.mode == responseLocal {
 		return types.ActionPause
 	}
@@ -226,6 +229,7 @@ func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLengt
 // headers holds the headers back; everything else is decided here and the headers go on.
 func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action types.Action) {
 	defer h.recoverPanic(&action)
+	h.injectFault("OnHttpResponseHeaders")
 	if h.mode == responseLocal {
 		// Our own local reply passing back through: it is already in the client's dialect.
 		h.responseBegun = true
@@ -278,6 +282,7 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 // ever pausing (envoy-host.md section 4).
 func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action types.Action) {
 	defer h.recoverPanic(&action)
+	h.injectFault("OnHttpResponseBody")
 	switch h.mode {
 	case responseStream:
 		return h.streamChunk(bodySize, endOfStream)
@@ -293,6 +298,7 @@ func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action
 // OnHttpResponseTrailers ends an answer whose last body chunk did not carry end_of_stream.
 func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 	defer h.recoverPanic(&action)
+	h.injectFault("OnHttpResponseTrailers")
 	switch h.mode {
 	case responseStream:
 		if !h.streamClosed {
@@ -423,6 +429,7 @@ func (h *httpContext) OnHttpStreamDone() {
 			h.metrics.countRequest(h.req.Dialect, providerIndex, status)
 		}
 	}
+	h.injectFault("OnHttpStreamDone")
 	if h.state != nil {
 		h.plugin.pool.put(h.state)
 		h.state = nil
@@ -493,8 +500,22 @@ func (h *httpContext) recoverPanic(action *types.Action) {
 		*action = types.ActionContinue
 		return
 	}
-	*action = h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "",
+	*action = h.reply(h.clientDialect(), translate.NewError(translate.ErrInternal, "",
 		"the gateway failed while translating this request; it has been logged"))
+}
+
+// clientDialect is the dialect to answer in, detected again when a failure came before detection.
+func (h *httpContext) clientDialect() (d translate.Dialect) {
+	if h.req.Known() || h.cfg == nil {
+		return h.req.Dialect
+	}
+	defer func() {
+		if recover() != nil {
+			d = translate.OpenAI
+		}
+	}()
+	req, _ := translate.Detect(requestHeader(":method"), requestHeader(":path"), h.cfg.pathPrefix)
+	return req.Dialect
 }
 
 func bodyTooLarge(limit int) *translate.Error {

@@ -9,6 +9,7 @@ package hostemu
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -231,6 +232,10 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 	x.stream = strings.Contains(lookup(headers, "content-type"), "text/event-stream")
 	x.h.mu.Lock()
 	action := x.h.emu.CallOnResponseHeaders(x.id, head, body == nil)
+	if replied, err := x.responseLocalReply(action, "OnHttpResponseHeaders", w); replied || err != nil {
+		x.h.mu.Unlock()
+		return err
+	}
 	if action == types.ActionContinue {
 		x.releaseHeaders(w)
 	} else if x.stream {
@@ -258,6 +263,9 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 		}
 		last := end && trailers == nil
 		if err := x.bodyCallback(pending, last, w); err != nil {
+			if errors.Is(err, errLocalReplied) {
+				return nil
+			}
 			return err
 		}
 		if end {
@@ -295,6 +303,13 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 func (x *Exchange) bodyCallback(chunk []byte, last bool, w ClientWriter) error {
 	x.h.mu.Lock()
 	action := x.h.emu.CallOnResponseBody(x.id, chunk, last)
+	if replied, err := x.responseLocalReply(action, "OnHttpResponseBody", w); replied || err != nil {
+		x.h.mu.Unlock()
+		if err == nil {
+			err = errLocalReplied
+		}
+		return err
+	}
 	if err := x.checkFrozenResponse("OnHttpResponseBody"); err != nil {
 		x.h.mu.Unlock()
 		return err
@@ -318,6 +333,34 @@ func (x *Exchange) bodyCallback(chunk []byte, last bool, w ClientWriter) error {
 		return w.WriteBody(out)
 	}
 	return nil
+}
+
+// errLocalReplied stops relaying the upstream's body once the filter answered locally instead.
+var errLocalReplied = errors.New("the filter replaced the response with a local reply")
+
+// responseLocalReply handles a local reply sent from a response callback: allowed only while the response
+// headers are still held, and the callback must return Pause (envoy-host.md section 5). The client gets
+// the reply instead of the upstream's answer. Called with mu held.
+func (x *Exchange) responseLocalReply(action types.Action, where string, w ClientWriter) (bool, error) {
+	reply := x.h.emu.GetSentLocalResponse(x.id)
+	if reply == nil || x.Local != nil {
+		return false, nil
+	}
+	x.Local = &Response{Status: int(reply.StatusCode), Headers: cloneHeaders(reply.Headers), Body: bytes.Clone(reply.Data)}
+	if x.responseHeaders != nil {
+		return true, ruleErr("envoy-host 5", "%s sent a local reply after the response headers went to the client", where)
+	}
+	if action != types.ActionPause {
+		return true, ruleErr("envoy-host 5", "%s sent a local reply but returned %v instead of Pause", where, action)
+	}
+	x.responseHeaders = headerMap(x.Local.Headers)
+	w.WriteHeaders(x.Local.Status, x.Local.Headers)
+	if len(x.Local.Body) > 0 {
+		if err := w.WriteBody(x.Local.Body); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
 
 // releaseHeaders sends the response headers to the client; called with mu held.

@@ -1,0 +1,118 @@
+//go:build aidialect_faults
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
+	"github.com/tidwall/gjson"
+
+	"github.com/aidialect/aidialect/internal/hostemu"
+)
+
+// Run with: go test -tags aidialect_faults -run Fault ./plugin (make test does).
+
+// faultModes runs natively, and in a module built with the same tag (the default module ignores the header).
+func faultModes(t *testing.T) []mode {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "aidialect-faults.wasm")
+	build := exec.Command("go", "build", "-tags", "aidialect_faults", "-buildmode=c-shared", "-trimpath", "-o", path, ".")
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the fault-injection module: %v\n%s", err, out)
+	}
+	module, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vm proxytest.WasmVMContext
+	t.Cleanup(func() {
+		if vm != nil {
+			vm.Close()
+		}
+	})
+	return []mode{
+		{"native", func(*testing.T) types.VMContext { return &vmContext{} }},
+		{"wasm", func(t *testing.T) types.VMContext {
+			if vm == nil {
+				if vm, err = proxytest.NewWasmVMContext(module); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return vm
+		}},
+	}
+}
+
+// TestFaultContainment makes each callback panic in turn: the exchange ends cleanly (a 500 in the client's
+// dialect while a local reply is still possible), and the next request on the same VM succeeds.
+func TestFaultContainment(t *testing.T) {
+	callbacks := []struct {
+		name      string
+		wantLocal bool // the panic happens before any answer went to the client
+	}{
+		{"OnHttpRequestHeaders", true},
+		{"OnHttpRequestBody", true},
+		{"OnHttpResponseHeaders", true},
+		{"OnHttpResponseBody", false},
+		{"OnHttpStreamDone", false},
+	}
+	for _, md := range faultModes(t) {
+		t.Run(md.name, func(t *testing.T) {
+			host, err := hostemu.New(md.vm(t), []byte(testConfig))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer host.Close()
+			for _, cb := range callbacks {
+				t.Run(cb.name, func(t *testing.T) {
+					x := host.Begin()
+					err := x.SendRequest([][2]string{{":method", "POST"}, {":path", "/chat/completions?api-version=2024-05-01-preview"},
+						{":authority", "gw"}, {"api-key", "k"}, {"x-aidialect-test-panic", cb.name}},
+						[][]byte{[]byte(`{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}]}`)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					w := &recorder{}
+					if x.Local == nil {
+						err = x.RelayResponse(200, jsonHeaders, strings.NewReader(chatOK), nil, w)
+						if err != nil {
+							t.Fatal(err)
+						}
+					} else {
+						w.status, w.body = x.Local.Status, x.Local.Body
+					}
+					x.Finish()
+					if cb.wantLocal {
+						if w.status != 500 || gjson.GetBytes(w.body, "error.code").String() != "internal_error" ||
+							gjson.GetBytes(w.body, "error.status").Int() != 500 {
+							t.Errorf("after a panic in %s the client got %d %s, want a 500 in the azure-ai envelope", cb.name, w.status, w.body)
+						}
+					}
+					if n, _ := host.Counter("aidialect_filter_errors_total.code.panic"); n == 0 {
+						t.Errorf("the panic in %s was not counted", cb.name)
+					}
+					// The VM lives on: the next request on the same host goes through.
+					next := host.Begin()
+					defer next.Finish()
+					if err := next.SendRequest([][2]string{{":method", "POST"}, {":path", "/v1/chat/completions"}, {":authority", "gw"}},
+						[][]byte{[]byte(`{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}]}`)}); err != nil || next.Upstream == nil {
+						t.Fatalf("the next request after a panic in %s failed: %v %+v", cb.name, err, next.Local)
+					}
+					out := &recorder{}
+					if err := next.RelayResponse(200, jsonHeaders, strings.NewReader(chatOK), nil, out); err != nil || out.status != 200 ||
+						!bytes.Contains(out.body, []byte(`"hi"`)) {
+						t.Fatalf("the next answer after a panic in %s: %v %d %s", cb.name, err, out.status, out.body)
+					}
+				})
+			}
+		})
+	}
+}
