@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"unicode/utf8"
@@ -73,6 +74,8 @@ func describeByte(c byte) string {
 	switch {
 	case c == '[':
 		return "an array"
+	case c == '{':
+		return "an object"
 	case c == '"':
 		return "a string"
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -304,4 +307,112 @@ func scanLiteral(src []byte, i int, lit string) (int, error) {
 		return 0, syntaxErr(i, "invalid literal: expected %s", lit)
 	}
 	return i + len(lit), nil
+}
+
+// skimObjectMembers locates the top-level members of a JSON object without validating the values: strings
+// are skipped with a byte search and containers by counting brackets. It serves answers from providers (SSE
+// events), where only a few top-level keys are read or replaced and the rest is copied as it came; client
+// requests always get the validating scanObjectMembers. Malformed input fails with an error or yields
+// members whose bytes are copied back unchanged, never a panic.
+func skimObjectMembers(src []byte, dst []member) ([]member, error) {
+	i := skipSpace(src, 0)
+	if i >= len(src) || src[i] != '{' {
+		return dst, syntaxErr(i, "expected a JSON object")
+	}
+	i = skipSpace(src, i+1)
+	if i < len(src) && src[i] == '}' {
+		return dst, nil
+	}
+	for {
+		if i >= len(src) || src[i] != '"' {
+			return dst, unexpected(src, i, "an object key")
+		}
+		keyStart := i
+		keyEnd, escaped, ok := skimString(src, i)
+		if !ok {
+			return dst, syntaxErr(i, "unterminated string")
+		}
+		i = skipSpace(src, keyEnd)
+		if i >= len(src) || src[i] != ':' {
+			return dst, unexpected(src, i, "':' after an object key")
+		}
+		valStart := skipSpace(src, i+1)
+		valEnd, ok := skimValue(src, valStart)
+		if !ok || valEnd == valStart {
+			return dst, unexpected(src, valStart, "a value")
+		}
+		dst = append(dst, member{keyStart, keyEnd, valStart, valEnd, escaped})
+		i = skipSpace(src, valEnd)
+		if i >= len(src) {
+			return dst, unexpected(src, i, "',' or '}'")
+		}
+		switch src[i] {
+		case ',':
+			i = skipSpace(src, i+1)
+		case '}':
+			return dst, nil
+		default:
+			return dst, unexpected(src, i, "',' or '}'")
+		}
+	}
+}
+
+// skimString returns the offset after the string starting at src[i] == '"'.
+func skimString(src []byte, i int) (end int, escaped bool, ok bool) {
+	for j := i + 1; j < len(src); {
+		k := bytes.IndexByte(src[j:], '"')
+		if k < 0 {
+			return 0, false, false
+		}
+		q := j + k
+		backslashes := 0
+		for b := q - 1; b > i && src[b] == '\\'; b-- {
+			backslashes++
+		}
+		if backslashes > 0 {
+			escaped = true
+		}
+		if backslashes%2 == 0 {
+			return q + 1, escaped || bytes.IndexByte(src[i+1:q], '\\') >= 0, true
+		}
+		j = q + 1
+	}
+	return 0, false, false
+}
+
+// skimValue returns the offset after the value starting at src[i].
+func skimValue(src []byte, i int) (int, bool) {
+	if i >= len(src) {
+		return i, false
+	}
+	switch src[i] {
+	case '"':
+		end, _, ok := skimString(src, i)
+		return end, ok
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(src); j++ {
+			switch src[j] {
+			case '"':
+				end, _, ok := skimString(src, j)
+				if !ok {
+					return 0, false
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(src) && src[j] != ',' && src[j] != '}' && src[j] != ']' && !isSpace(src[j]) {
+		j++
+	}
+	return j, true
 }

@@ -395,7 +395,7 @@ func (s *StreamTranslator) event(ev SSEEvent, lastData *[]byte) eventAction {
 
 // editChunk applies the dialect pair's rules to one JSON chunk in one pass over its top-level members.
 func (s *StreamTranslator) editChunk(data []byte) eventAction {
-	members, err := scanObjectMembers(data, s.members[:0])
+	members, err := skimObjectMembers(data, s.members[:0])
 	s.members = members
 	if err != nil {
 		// Not JSON (a provider's plain-text notice, say): forward it untouched rather than guess.
