@@ -8,7 +8,7 @@ WASM      := $(DIST)/aidialect.wasm
 MAX_WASM_BYTES := 4194304
 NODE_DIR  := e2e/node
 # Go modules of the repository: the filter, the end-to-end suite, the deployment-file checks.
-MODULES   := . e2e
+MODULES   := . e2e envoy
 
 .PHONY: all build test vet fmt-check bench fuzz run clean node-deps e2e-envoy
 
@@ -30,6 +30,7 @@ test: fmt-check vet build node-deps
 	AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags aidialect_faults -run 'Fault' ./plugin
 	cd e2e && AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 ./...
+	cd envoy && $(GO) test -count=1 ./...
 
 fmt-check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path '*/node_modules/*')); \
