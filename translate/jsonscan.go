@@ -328,7 +328,7 @@ func skimObjectMembers(src []byte, dst []member) ([]member, error) {
 			return dst, unexpected(src, i, "an object key")
 		}
 		keyStart := i
-		keyEnd, escaped, ok := skimString(src, i)
+		keyEnd, ok := skimString(src, i)
 		if !ok {
 			return dst, syntaxErr(i, "unterminated string")
 		}
@@ -341,6 +341,7 @@ func skimObjectMembers(src []byte, dst []member) ([]member, error) {
 		if !ok || valEnd == valStart {
 			return dst, unexpected(src, valStart, "a value")
 		}
+		escaped := bytes.IndexByte(src[keyStart+1:keyEnd-1], '\\') >= 0
 		dst = append(dst, member{keyStart, keyEnd, valStart, valEnd, escaped})
 		i = skipSpace(src, valEnd)
 		if i >= len(src) {
@@ -358,26 +359,23 @@ func skimObjectMembers(src []byte, dst []member) ([]member, error) {
 }
 
 // skimString returns the offset after the string starting at src[i] == '"'.
-func skimString(src []byte, i int) (end int, escaped bool, ok bool) {
+func skimString(src []byte, i int) (end int, ok bool) {
 	for j := i + 1; j < len(src); {
 		k := bytes.IndexByte(src[j:], '"')
 		if k < 0 {
-			return 0, false, false
+			return 0, false
 		}
 		q := j + k
 		backslashes := 0
 		for b := q - 1; b > i && src[b] == '\\'; b-- {
 			backslashes++
 		}
-		if backslashes > 0 {
-			escaped = true
-		}
 		if backslashes%2 == 0 {
-			return q + 1, escaped || bytes.IndexByte(src[i+1:q], '\\') >= 0, true
+			return q + 1, true
 		}
 		j = q + 1
 	}
-	return 0, false, false
+	return 0, false
 }
 
 // skimValue returns the offset after the value starting at src[i].
@@ -387,14 +385,13 @@ func skimValue(src []byte, i int) (int, bool) {
 	}
 	switch src[i] {
 	case '"':
-		end, _, ok := skimString(src, i)
-		return end, ok
+		return skimString(src, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(src); j++ {
 			switch src[j] {
 			case '"':
-				end, _, ok := skimString(src, j)
+				end, ok := skimString(src, j)
 				if !ok {
 					return 0, false
 				}
