@@ -79,6 +79,8 @@ type config struct {
 	onchain         translate.OnchainData
 	rejectUnknown   bool
 	forceUsage      bool
+	// secrets finds the provider keys in what goes back to clients (an upstream may echo them).
+	secrets translate.Redactor
 }
 
 // metricTarget is the label pair of one token metric.
@@ -286,6 +288,11 @@ func parseConfig(data []byte, getenv func(string) string) (*config, error) {
 	default:
 		return nil, fieldErr("usage", "%q is not one of off, force", raw.Usage)
 	}
+	keys := make([]string, 0, len(c.providers))
+	for _, p := range c.providers {
+		keys = append(keys, p.key)
+	}
+	c.secrets = translate.NewRedactor(keys...)
 	return c, nil
 }
 

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
+	"github.com/tidwall/gjson"
 
 	"github.com/aidialect/aidialect/translate"
 )
@@ -79,6 +81,11 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 		return h.reply(req.Dialect, detectErr)
 	}
 	h.clientKey = translate.ClientCredential(requestHeader("authorization"), requestHeader("api-key"))
+	if !translate.HeaderSafe(h.clientKey) {
+		// Passthrough providers get this value in another header: never copy a line break or NUL there.
+		return h.reply(req.Dialect, translate.NewError(translate.ErrUnauthorized, "",
+			"the API key contains control characters: send it as Authorization: Bearer <key> or api-key: <key>"))
+	}
 	if len(h.cfg.consumers) > 0 {
 		if h.consumer = h.cfg.authenticate(h.clientKey); h.consumer == nil {
 			return h.reply(req.Dialect, translate.NewError(translate.ErrUnauthorized, "",
@@ -99,6 +106,11 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 		return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidJSON, "", "the request has no body: send a JSON object"))
 	}
 	h.req.ModelDeploymentHeader = requestHeader("azureml-model-deployment")
+	if req.Dialect == translate.AzureAI && !translate.HeaderSafe(h.req.ModelDeploymentHeader) {
+		// An Azure AI client's header is its model and is forwarded to Azure AI providers as sent.
+		return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidParameter, "azureml-model-deployment",
+			"the azureml-model-deployment header contains control characters: send the deployment name only"))
+	}
 	h.req.ExtraParameters = requestHeader("extra-parameters")
 	model, inRequestLine := h.req.ModelFromHeaders()
 	if !inRequestLine {
@@ -239,8 +251,8 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		h.responseBegun = true
 		return types.ActionContinue
 	}
-	h.status, _ = strconv.Atoi(responseHeader(":status"))
-	if enc := responseHeader("content-encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+	enc, contentType := h.readResponseHead()
+	if enc != "" && !strings.EqualFold(enc, "identity") {
 		// We asked for identity; a body we cannot read is forwarded as is, and counted.
 		h.metrics.countError(codeUpstreamEncoded)
 		proxywasm.LogWarnf("aidialect: %s answered with content-encoding %q; forwarded untranslated", h.route.provider.name, enc)
@@ -250,7 +262,9 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	if len(h.dropped) > 0 {
 		setResponseHeader("x-aidialect-dropped-params", strings.Join(h.dropped, ","))
 	}
-	contentType := responseHeader("content-type")
+	if endOfStream {
+		return h.bodylessAnswer(contentType)
+	}
 	switch {
 	case h.status >= 400:
 		h.mode = responseError
@@ -266,13 +280,55 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		}
 		h.state.stream.Reset(h.exchange, h.cfg.maxEventBytes)
 		removeResponseHeader("content-length")
-	case h.status >= 200 && h.status < 300 && !endOfStream:
+	case h.status >= 200 && h.status < 300:
 		h.mode = responseJSON
 		removeResponseHeader("content-length")
 		if translate.AnswerHeadersFromBody(&h.exchange) {
 			h.holdHeaders = true
 			return types.ActionPause
 		}
+	}
+	h.responseBegun = true
+	return types.ActionContinue
+}
+
+// readResponseHead reads the upstream's response headers in one host call: it sets h.status, returns the
+// content-encoding and content-type, and replaces any value that holds a provider key, since an upstream
+// may echo the request's credentials back. (Bodies are redacted where they are translated; a body in an
+// encoding the filter cannot read is the one thing it cannot check.)
+func (h *httpContext) readResponseHead() (encoding, contentType string) {
+	headers, _ := proxywasm.GetHttpResponseHeaders()
+	for _, kv := range headers {
+		name, value := kv[0], kv[1]
+		if h.cfg.secrets.FoundString(value) {
+			value = translate.Redacted
+			setResponseHeader(name, value)
+		}
+		switch name { // Envoy hands header names over in lower case
+		case ":status":
+			h.status, _ = strconv.Atoi(value)
+		case "content-encoding":
+			encoding = value
+		case "content-type":
+			contentType = value
+		}
+	}
+	return encoding, contentType
+}
+
+// bodylessAnswer handles an answer that ended with its headers: no body callback follows, so nothing can be
+// translated in place. An error is answered instead with its translation (the response headers are still
+// held, so a local reply is possible); a success has nothing a client could parse, and is counted.
+func (h *httpContext) bodylessAnswer(contentType string) types.Action {
+	proxywasm.LogWarnf("aidialect: %s answered %d without a body", h.route.provider.name, h.status)
+	switch {
+	case h.status >= 400:
+		status, body := translate.TranslateError(h.exchange.Client, h.exchange.Provider, h.status, nil)
+		return h.sendLocal(status, body, [][2]string{{"content-type", "application/json"}})
+	case h.status >= 200 && h.status < 300 && strings.Contains(contentType, "text/event-stream"):
+		h.metrics.countError(codeUpstreamStreamCut)
+	case h.status >= 200 && h.status < 300:
+		h.metrics.countError(codeUpstreamBadJSON)
 	}
 	h.responseBegun = true
 	return types.ActionContinue
@@ -303,7 +359,7 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 	case responseStream:
 		if !h.streamClosed {
 			h.streamClosed = true
-			if tail := h.closeStream(); len(tail) > 0 {
+			if tail := h.cfg.secrets.Redact(h.closeStream()); len(tail) > 0 {
 				if err := proxywasm.AppendHttpResponseBody(tail); err != nil {
 					proxywasm.LogWarnf("aidialect: appending the stream's end in the trailers callback failed: %v", err)
 				}
@@ -349,6 +405,7 @@ func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
 			h.state.scratch = out[:0]
 		}
 	}
+	out = h.cfg.secrets.Redact(out)
 	if !sameBytes(out, chunk) {
 		if err := proxywasm.ReplaceHttpResponseBody(out); err != nil {
 			proxywasm.LogWarnf("aidialect: replacing a stream chunk failed: %v", err)
@@ -376,7 +433,7 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 	}
 	if h.mode == responseError {
 		_, out := translate.TranslateError(h.exchange.Client, h.exchange.Provider, h.status, body)
-		h.replaceResponseBody(body, out)
+		h.replaceResponseBody(body, h.cfg.secrets.Redact(out))
 		return
 	}
 	h.metrics.countTokens(h.route.metricID, translate.ReadUsage(body))
@@ -384,6 +441,10 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 		h.state = h.plugin.pool.get()
 	}
 	out, headers, terr := translate.TranslateJSON(h.state.out[:0], &h.exchange, body)
+	if terr == nil && sameBytes(out, body) && !isJSONObject(body) {
+		// Answers that need no edit are not parsed on the way; a broken one is still counted.
+		terr = errNotJSONObject
+	}
 	if terr != nil {
 		h.metrics.countError(codeUpstreamBadJSON)
 		proxywasm.LogWarnf("aidialect: %s answered %d with a body that is not JSON (%v); forwarded as is", h.route.provider.name, h.status, terr)
@@ -391,12 +452,15 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 	}
 	if h.holdHeaders {
 		for _, hdr := range headers {
+			if h.cfg.secrets.FoundString(hdr.Value) {
+				hdr.Value = translate.Redacted
+			}
 			setResponseHeader(hdr.Name, hdr.Value)
 		}
 		h.holdHeaders = false
 	}
 	h.responseBegun = true
-	h.replaceResponseBody(body, out)
+	h.replaceResponseBody(body, h.cfg.secrets.Redact(out))
 }
 
 func (h *httpContext) replaceResponseBody(old, out []byte) {
@@ -528,6 +592,14 @@ func quoteBounded(s string) string {
 		s = s[:64] + "..."
 	}
 	return strconv.Quote(s)
+}
+
+var errNotJSONObject = errors.New("not a complete JSON object")
+
+// isJSONObject reports whether b is one valid JSON object (surrounding whitespace allowed).
+func isJSONObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{' && gjson.ValidBytes(b)
 }
 
 // sameBytes reports whether two slices are the same memory (not merely equal content).

@@ -145,7 +145,22 @@ func (b *RequestBody) readField(kind fieldKind, raw []byte) *Error {
 		if raw[0] != '{' {
 			return NewError(ErrInvalidParameter, "stream_options", "stream_options must be an object")
 		}
-		switch v := gjson.GetBytes(raw, "include_usage"); v.Type {
+		// Every member is looked at, not only the first include_usage: a duplicate would let the filter and
+		// the provider read different values, as with top-level duplicates.
+		var usage gjson.Result
+		seen := 0
+		gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
+			if k.String() == "include_usage" {
+				usage = v
+				seen++
+			}
+			return true
+		})
+		if seen > 1 {
+			return NewError(ErrInvalidJSON, "stream_options.include_usage",
+				"stream_options has include_usage more than once: send each field once")
+		}
+		switch usage.Type {
 		case gjson.True:
 			b.IncludeUsage = true
 		case gjson.False, gjson.Null:
@@ -156,7 +171,8 @@ func (b *RequestBody) readField(kind fieldKind, raw []byte) *Error {
 		switch {
 		case raw[0] == '"':
 			b.ChainID = decodeJSONString(raw)
-		case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		case raw[0] >= '0' && raw[0] <= '9' && !isFractionOrExponent(raw):
+			// A number is accepted as the chain's digits; "-1", "84.53" or "1e3" would become no chain id.
 			b.ChainID = string(raw)
 		case raw[0] == 'n':
 			return nil
@@ -165,7 +181,7 @@ func (b *RequestBody) readField(kind fieldKind, raw []byte) *Error {
 		}
 		b.HasChainID = true
 	case fieldMaxTokens, fieldMaxCompletionTokens:
-		if raw[0] != 'n' && raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		if raw[0] != 'n' && (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') || isFractionOrExponent(raw)) {
 			name := "max_tokens"
 			if kind == fieldMaxCompletionTokens {
 				name = "max_completion_tokens"
@@ -174,6 +190,17 @@ func (b *RequestBody) readField(kind fieldKind, raw []byte) *Error {
 		}
 	}
 	return nil
+}
+
+// isFractionOrExponent reports whether a validated JSON number is written with a fraction or an exponent,
+// i.e. is not an integer literal.
+func isFractionOrExponent(number []byte) bool {
+	for _, c := range number {
+		if c == '.' || c == 'e' || c == 'E' {
+			return true
+		}
+	}
+	return false
 }
 
 // has reports whether the body has a field of this kind.

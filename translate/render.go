@@ -122,6 +122,11 @@ func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
 				return head, NewError(ErrInvalidDeployment, "deployment", "the configured deployment is not a valid name")
 			}
 			head.Set = append(head.Set, Header{"azureml-model-deployment", t.Deployment})
+		} else if req.Dialect != AzureAI {
+			// Azure routes on this header. Only an Azure AI client's own header chose this route (it was the
+			// model that was resolved and authorised); from any other client it would pick a deployment the
+			// gateway never checked. The full slice expression keeps the shared table from being appended to.
+			head.Remove = append(head.Remove[:len(head.Remove):len(head.Remove)], "azureml-model-deployment")
 		}
 	}
 	return head, nil
@@ -254,13 +259,18 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 			} else if !isJSONStringOf(m.value(src), chainID) || m.keyEscaped {
 				edit, newString = editString, chainID
 			}
-		case fieldStop:
-			if target.stopMustBeArray && m.value(src)[0] == '"' {
-				edit = editWrapInArray
-			}
-		case fieldInput:
-			if target.inputMustBeArray && req.Op == OpEmbeddings && m.value(src)[0] == '"' {
-				edit = editWrapInArray
+		case fieldStop, fieldInput:
+			// The target takes only an array: a string is wrapped, an array or null kept, and any other type
+			// refused here, since the filter is the one rewriting the field.
+			if kind == fieldStop && target.stopMustBeArray || kind == fieldInput && target.inputMustBeArray && req.Op == OpEmbeddings {
+				switch m.value(src)[0] {
+				case '"':
+					edit = editWrapInArray
+				case '[', 'n':
+				default:
+					name := body.memberName(i)
+					return out, NewError(ErrInvalidParameter, name, name+" must be a string or an array")
+				}
 			}
 		case fieldMaxCompletionTokens:
 			if renameMaxCompletion {

@@ -136,9 +136,13 @@ func headerName(prefix, field string) (string, bool) {
 }
 
 func headerValueSafe(v string) bool {
-	if len(v) > 1024 {
-		return false
-	}
+	return len(v) <= 1024 && HeaderSafe(v)
+}
+
+// HeaderSafe reports whether a header value has no control characters but tab. A client-sent value the
+// filter reads, routes on or moves into another header must pass: CR and LF would split the header it is
+// written into, NUL ends it early in C hosts.
+func HeaderSafe(v string) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
 			return false

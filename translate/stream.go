@@ -148,12 +148,14 @@ func (s *StreamTranslator) Close() []byte {
 	s.out = s.out[:0]
 	var lastData []byte
 	if s.fast && len(s.carry) > 0 {
-		// The stream ended inside an event: send it, ended, as the framer's Flush would.
-		s.out = append(s.out, s.carry...)
-		s.out = append(s.out, blankLineEnding(s.carry)...)
-		s.rememberLastData(s.out)
+		// The stream ended inside an event: the framer judges it as it judges any stream's last bytes (the
+		// carry holds no complete event and is within the bound, so Feed cannot fail).
+		s.fast = false
+		if err := s.framer.Feed(s.carry); err == nil {
+			s.carry = s.carry[:0]
+		}
 	}
-	if ev, ok := s.framer.Flush(); ok {
+	if ev, ok := s.framer.Flush(); ok && !cutMidEvent(ev) {
 		action := s.event(ev, &lastData)
 		s.out = s.appendEvent(s.out, action, ev)
 		if action == forwardEvent {
@@ -173,6 +175,14 @@ func (s *StreamTranslator) Close() []byte {
 		s.done = true
 	}
 	return s.out
+}
+
+// cutMidEvent reports whether the unterminated event a stream ended in is a fragment: data that is neither
+// [DONE] nor complete JSON. It is dropped rather than sent: SDKs parse every data event as JSON and would
+// fail on the fragment instead of reporting the error event that follows, and a fragment must not decide
+// whether the answer finished.
+func cutMidEvent(ev SSEEvent) bool {
+	return ev.HasData && !bytes.Equal(bytes.TrimSpace(ev.Data), doneData) && !gjson.ValidBytes(ev.Data)
 }
 
 // blankLineEnding is what must follow an event's bytes so that the next event starts on its own: a stream

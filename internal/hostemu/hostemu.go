@@ -96,6 +96,9 @@ type Exchange struct {
 	responseHeadersIn [][2]string
 	stream            bool
 	done              bool
+	// bodyHeld: the last response body callback paused, so Envoy still holds the whole body buffered
+	// (StopIterationAndBuffer) and releases all of it, as the filter left it, once the trailers continue.
+	bodyHeld bool
 }
 
 // Request is a request as it leaves the filter.
@@ -275,6 +278,9 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 	if trailers != nil {
 		x.h.mu.Lock()
 		before := len(x.h.emu.GetCurrentResponseBody(x.id))
+		if x.bodyHeld {
+			before = 0 // nothing of the buffered body went out yet
+		}
 		x.h.emu.CallOnResponseTrailers(x.id, trailers())
 		after := x.h.emu.GetCurrentResponseBody(x.id)
 		var tail []byte
@@ -318,6 +324,7 @@ func (x *Exchange) bodyCallback(chunk []byte, last bool, w ClientWriter) error {
 		x.h.mu.Unlock()
 		return ruleErr("envoy-host 4", "OnHttpResponseBody paused an event stream")
 	}
+	x.bodyHeld = action != types.ActionContinue
 	var out []byte
 	if action == types.ActionContinue {
 		if x.responseHeaders == nil {

@@ -1,0 +1,117 @@
+package translate
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// A stream cut inside an event must not hand the client the fragment: SDKs parse every data event as JSON
+// and would fail there instead of reporting the error event. Both paths are covered: the zero-edit fast path
+// (same dialect) and the framer (edits needed), whole and cut into small chunks.
+func TestStreamFragmentAtCloseIsDropped(t *testing.T) {
+	chunk := `{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"he"},"finish_reason":null}]}`
+	stop := `{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+	exchanges := map[string]Exchange{
+		"fast path": {Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions},
+		"framer":    {Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions},
+	}
+	tests := []struct {
+		name   string
+		stream string
+		cut    bool // an error event precedes [DONE]
+		kept   int  // data events before it (and the error event)
+	}{
+		{"fragment after an unfinished chunk", sse(chunk) + `data: {"id":"a","cho`, true, 1},
+		{"fragment that names a finish_reason", sse(chunk) + `data: {"choices":[{"finish_reason":"stop"`, true, 1},
+		{"fragment after the finish", sse(chunk, stop) + `data: {"id":"a","usage":{"prompt`, false, 2},
+		{"cut inside [DONE]", sse(chunk, stop) + `data: [DO`, false, 2},
+		{"bare data: prefix", sse(chunk) + `data: `, true, 1},
+		{"complete last event without its blank line", sse(chunk) + "data: " + stop, false, 2},
+		{"complete last event with one newline", sse(chunk) + "data: " + stop + "\n", false, 2},
+	}
+	for name, x := range exchanges {
+		for _, tt := range tests {
+			for _, size := range []int{len(tt.stream), 1, 3, 16} {
+				s := NewStreamTranslator(x, 0)
+				var out []byte
+				for _, piece := range chunks(tt.stream, size) {
+					b, err := s.Write([]byte(piece))
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, b...)
+				}
+				out = append(out, s.Close()...)
+				data := dataEvents(t, out)
+				want := tt.kept + 1
+				if tt.cut {
+					want++
+				}
+				if len(data) != want || data[len(data)-1] != "[DONE]" || s.Truncated() != tt.cut {
+					t.Fatalf("%s, %s, %d-byte chunks: truncated=%v %q", name, tt.name, size, s.Truncated(), data)
+				}
+				for _, d := range data[:len(data)-1] {
+					if !gjson.Valid(d) {
+						t.Errorf("%s, %s, %d-byte chunks: the client got a fragment %q", name, tt.name, size, d)
+					}
+				}
+				if tt.cut && gjson.Get(data[len(data)-2], "error.code").String() != string(ErrUpstreamStream) {
+					t.Errorf("%s, %s: no error event: %q", name, tt.name, data)
+				}
+			}
+		}
+	}
+}
+
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		k := min(n, len(s))
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	return out
+}
+
+func dataEvents(t *testing.T, stream []byte) []string {
+	t.Helper()
+	if !bytes.HasSuffix(stream, doneEvent) {
+		t.Fatalf("the stream does not end with [DONE]: %q", stream)
+	}
+	var data []string
+	for _, ev := range strings.Split(strings.TrimSuffix(string(stream), "\n\n"), "\n\n") {
+		if d, ok := strings.CutPrefix(ev, "data: "); ok {
+			data = append(data, strings.TrimRight(d, "\n"))
+		}
+	}
+	return data
+}
+
+func TestRedactor(t *testing.T) {
+	r := NewRedactor("", "short", "sk-long-provider-key", "sk-long-provider-key-2", "sk-long-provider-key")
+	clean := []byte(`{"a":"short sk-long"}`)
+	if got := r.Redact(clean); &got[0] != &clean[0] {
+		t.Errorf("clean input copied")
+	}
+	in := []byte(`x sk-long-provider-key-2 y sk-long-provider-key z short`)
+	if got := string(r.Redact(in)); got != `x `+Redacted+` y `+Redacted+` z short` {
+		t.Errorf("%s", got)
+	}
+	if string(in) != `x sk-long-provider-key-2 y sk-long-provider-key z short` {
+		t.Errorf("the input was modified")
+	}
+	if !r.FoundString("a sk-long-provider-key") || r.FoundString("sk-long-provider") || r.Found(nil) {
+		t.Errorf("Found")
+	}
+	silly := NewRedactor("redacted", "[redacted]")
+	if got := string(silly.Redact([]byte("a redacted b"))); !strings.HasPrefix(got, "a [") || strings.Contains(got, "redacted b") {
+		t.Errorf("%q", got)
+	}
+	empty := NewRedactor("", "k", "1234567")
+	if !empty.Empty() || empty.Found([]byte("k 1234567")) {
+		t.Errorf("keys under %d bytes must not be looked for", MinRedactedKeyBytes)
+	}
+}
