@@ -4,12 +4,11 @@ go 1.24
 
 require (
 	github.com/proxy-wasm/proxy-wasm-go-sdk v0.0.0-20260105142703-44c7d5847745
+	github.com/tetratelabs/wazero v1.7.2
 	github.com/tidwall/gjson v1.20.0
-	github.com/tidwall/sjson v1.2.5
 )
 
 require (
-	github.com/tetratelabs/wazero v1.7.2 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.0 // indirect
 )

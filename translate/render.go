@@ -3,8 +3,6 @@ package translate
 import (
 	"strconv"
 	"strings"
-
-	"github.com/tidwall/sjson"
 )
 
 // Header is one HTTP header to set.
@@ -392,16 +390,22 @@ func checkPortableEncoding(body *RequestBody, target Dialect) *Error {
 		" is only available from Azure AI providers; this model's provider takes float or base64")
 }
 
-// withIncludeUsage returns stream_options with include_usage set to true.
+// withIncludeUsage returns stream_options (a validated object) with include_usage set to true, its other
+// members kept.
 func withIncludeUsage(options []byte) []byte {
-	if len(options) == 0 || options[0] != '{' {
+	members, err := scanObjectMembers(options, nil)
+	if err != nil || len(options) == 0 || options[0] != '{' {
 		return []byte(`{"include_usage":true}`)
 	}
-	out, err := sjson.SetBytes(append([]byte(nil), options...), "include_usage", true)
-	if err != nil {
-		return []byte(`{"include_usage":true}`)
+	out := append(make([]byte, 0, len(options)+24), '{')
+	for _, m := range members {
+		if string(m.rawKey(options)) == "include_usage" {
+			continue
+		}
+		out = append(out, options[m.keyStart:m.valEnd]...)
+		out = append(out, ',')
 	}
-	return out
+	return append(out, `"include_usage":true}`...)
 }
 
 // isJSONStringOf reports whether raw is the escape-free JSON string literal of s.

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 var (
@@ -533,19 +532,20 @@ func appendUsageChunk(w, data []byte, members []member, usage []byte) []byte {
 
 // indexToolCalls gives Azure AI's streamed tool-call deltas the "index" OpenAI clients need to assemble
 // calls: the order in which each call id first appeared; a delta without an id continues the latest call.
+// The index is inserted right after each call object's opening brace, in one copy of the choices.
 func (s *StreamTranslator) indexToolCalls(choices []byte) []byte {
 	if s.toolIndex == nil {
 		s.toolIndex = map[string]int{}
 	}
-	out := choices
-	edited := false
+	type insertion struct{ at, index int }
+	var inserts []insertion
 	for ci, choice := range gjson.ParseBytes(choices).Array() {
 		calls := choice.Get("delta.tool_calls")
 		if !calls.IsArray() {
 			continue
 		}
 		for ti, call := range calls.Array() {
-			if call.Get("index").Exists() {
+			if !call.IsObject() || call.Get("index").Exists() {
 				continue
 			}
 			index := len(s.toolIndex) - 1
@@ -557,16 +557,29 @@ func (s *StreamTranslator) indexToolCalls(choices []byte) []byte {
 				}
 				index = i
 			}
-			path := strconv.Itoa(ci) + ".delta.tool_calls." + strconv.Itoa(ti) + ".index"
-			if next, err := sjson.SetRawBytes(out, path, strconv.AppendInt(nil, int64(max(index, 0)), 10)); err == nil {
-				out, edited = next, true
+			// Locate the call by path: gjson reports where its raw value starts in choices.
+			at := gjson.GetBytes(choices, strconv.Itoa(ci)+".delta.tool_calls."+strconv.Itoa(ti))
+			if at.Index <= 0 || at.Index >= len(choices) || choices[at.Index] != '{' {
+				continue
 			}
+			inserts = append(inserts, insertion{at.Index + 1, max(index, 0)})
 		}
 	}
-	if !edited {
+	if len(inserts) == 0 {
 		return nil
 	}
-	return out
+	out := make([]byte, 0, len(choices)+16*len(inserts))
+	last := 0
+	for _, in := range inserts {
+		out = append(out, choices[last:in.at]...)
+		out = append(out, `"index":`...)
+		out = strconv.AppendInt(out, int64(in.index), 10)
+		if rest := bytes.TrimLeft(choices[in.at:], " \t\r\n"); len(rest) > 0 && rest[0] != '}' {
+			out = append(out, ',')
+		}
+		last = in.at
+	}
+	return append(out, choices[last:]...)
 }
 
 func isEmptyArray(v []byte) bool {
