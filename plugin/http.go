@@ -193,7 +193,7 @@ func (h *httpContext) OnHttpRequestBody(bodySize int, endOfStream bool) (action 
 	h.dropped = out.Dropped
 	h.exchange = translate.Exchange{
 		Client: h.req.Dialect, Provider: h.target.Dialect, Op: h.req.Op, Onchain: h.cfg.onchain,
-		IncludeUsage: body.IncludeUsage, StripUsageChunk: out.ForcedUsage,
+		IncludeUsage: body.IncludeUsage, StripUsageChunk: out.ForcedUsage, Tools: body.HasTools(),
 	}
 	if !h.headersSent {
 		h.applyRequestHeaders(head, len(out.Body))

@@ -19,6 +19,7 @@ const (
 	fieldMaxTokens
 	fieldMaxCompletionTokens
 	fieldEncodingFormat
+	fieldTools // tools or functions: the answer may carry tool calls
 )
 
 var fieldKinds = map[string]fieldKind{
@@ -31,6 +32,8 @@ var fieldKinds = map[string]fieldKind{
 	"max_tokens":            fieldMaxTokens,
 	"max_completion_tokens": fieldMaxCompletionTokens,
 	"encoding_format":       fieldEncodingFormat,
+	"tools":                 fieldTools,
+	"functions":             fieldTools,
 }
 
 // RequestBody is a client request body that has been validated once, with its top-level members located so
@@ -38,9 +41,9 @@ var fieldKinds = map[string]fieldKind{
 type RequestBody struct {
 	src     []byte
 	members []member
-	names   []string                       // decoded names, only for members whose key had escapes
-	fields  []fieldInfo                    // per member, from fieldTable
-	index   [fieldEncodingFormat + 1]int16 // member index+1 of each fieldKind, 0 when absent
+	names   []string              // decoded names, only for members whose key had escapes
+	fields  []fieldInfo           // per member, from fieldTable
+	index   [fieldTools + 1]int16 // member index+1 of each fieldKind, 0 when absent
 
 	// Model is the body's model ("" when absent).
 	Model string
@@ -202,6 +205,9 @@ func isFractionOrExponent(number []byte) bool {
 	}
 	return false
 }
+
+// HasTools reports whether the request offers tools (or legacy functions), so the answer may call them.
+func (b *RequestBody) HasTools() bool { return b.has(fieldTools) }
 
 // has reports whether the body has a field of this kind.
 func (b *RequestBody) has(kind fieldKind) bool { return b.index[kind] != 0 }

@@ -169,6 +169,7 @@ func FuzzStreamChunking(f *testing.F) {
 			Provider:     Dialects[int(selector/4)%len(Dialects)],
 			Op:           OpChatCompletions,
 			IncludeUsage: selector&0x40 != 0,
+			Tools:        selector&0x80 != 0,
 		}
 		translate := func(sizes []byte) []byte {
 			s := NewStreamTranslator(x, 1<<16)

@@ -122,7 +122,7 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 	up := goldencase.Message{First: method + " " + head.Path, Headers: upHeaders, Body: ub.Body}
 
 	status, _ := strconv.Atoi(resp.First)
-	x := Exchange{Client: creq.Dialect, Provider: providerDialect, Op: creq.Op, IncludeUsage: body.IncludeUsage}
+	x := Exchange{Client: creq.Dialect, Provider: providerDialect, Op: creq.Op, IncludeUsage: body.IncludeUsage, Tools: body.HasTools()}
 	if x.Onchain, ok = ParseOnchainData(c.OnchainData); !ok {
 		t.Fatalf("bad onchain_data %q", c.OnchainData)
 	}

@@ -11,6 +11,8 @@ type Exchange struct {
 	Onchain OnchainData
 	// IncludeUsage: the client asked for stream_options.include_usage.
 	IncludeUsage bool
+	// Tools: the request offered tools, so streamed answers may carry tool-call deltas to index.
+	Tools bool
 	// StripUsageChunk: the gateway forced include_usage for its own accounting (UpstreamBody.ForcedUsage),
 	// so the usage-only chunk is read and removed.
 	StripUsageChunk bool

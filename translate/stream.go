@@ -440,7 +440,8 @@ func (s *StreamTranslator) editChunk(data []byte) eventAction {
 	}
 	splitUsage := x.Provider == AzureAI && x.IncludeUsage && hasUsage && !isEmptyArray(choices)
 	fixObject := x.Op == OpChatCompletions && object != nil && !bytes.Equal(object, chunkObject)
-	fixTools := x.Provider == AzureAI && x.Client != AzureAI && choices != nil && bytes.Contains(choices, []byte(`"tool_calls"`))
+	fixTools := x.Tools && x.Provider == AzureAI && x.Client != AzureAI && choices != nil &&
+		bytes.Contains(choices, []byte(`"tool_calls"`))
 	dropOnchain := x.Provider == EternalAI && x.Onchain != OnchainKeep
 	dropAnnotations := x.Provider == AzureOpenAI
 

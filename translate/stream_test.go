@@ -79,7 +79,11 @@ func TestStreamTranslation(t *testing.T) {
 					t.Fatalf("%q", data)
 				}
 			}},
-		{"azure-ai tool calls get an index", withProvider(chatOpenAI, AzureAI), sse(
+		{"azure-ai tool calls get an index", func() Exchange {
+			x := withProvider(chatOpenAI, AzureAI)
+			x.Tools = true
+			return x
+		}(), sse(
 			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}}]}`,
 			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"{}"}}]}}]}`,
 			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_2","function":{"name":"g","arguments":"{}"}}]}}]}`,
