@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -366,11 +367,8 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 			}
 		}
 	case responseJSON, responseError:
-		size := 0
-		if body, err := proxywasm.GetHttpResponseBody(0, h.cfg.maxRequestBytes*4); err == nil {
-			size = len(body)
-		}
-		h.finishBufferedAnswer(size)
+		// The body ended without end_of_stream; what Envoy buffered is all there is.
+		h.finishBufferedAnswer(wholeBuffer)
 	}
 	return types.ActionContinue
 }
@@ -425,6 +423,9 @@ func (h *httpContext) closeStream() []byte {
 }
 
 // finishBufferedAnswer translates a complete JSON answer or error body.
+// wholeBuffer asks the host for the entire buffered body when its size is not known.
+const wholeBuffer = math.MaxInt32
+
 func (h *httpContext) finishBufferedAnswer(bodySize int) {
 	body, err := proxywasm.GetHttpResponseBody(0, bodySize)
 	if err != nil && err != types.ErrorStatusNotFound {
