@@ -52,6 +52,9 @@ type httpContext struct {
 	streamClosed   bool
 	responseBegun  bool // response headers went downstream: a local reply is no longer possible
 	localReplyCode int
+	reqHeaders     headerList // read once in OnHttpRequestHeaders, written once when the route is applied
+	respHeaders    headerList // read once in OnHttpResponseHeaders, written once when released
+
 	// fault names the callback a test build makes panic (see faults_on.go); always empty in production.
 	fault string
 }
@@ -64,8 +67,9 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	if h.cfg == nil {
 		return h.reply(translate.OpenAI, translate.NewError(translate.ErrInternal, "", "the filter has no valid configuration; see the Envoy log"))
 	}
-	method := requestHeader(":method")
-	path := requestHeader(":path")
+	h.reqHeaders = readRequestHeaders()
+	method := h.reqHeaders.get(":method")
+	path := h.reqHeaders.get(":path")
 	req, detectErr := translate.Detect(method, path, h.cfg.pathPrefix)
 	h.req = req
 	if !req.Known() {
@@ -81,7 +85,7 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	if detectErr != nil {
 		return h.reply(req.Dialect, detectErr)
 	}
-	h.clientKey = translate.ClientCredential(requestHeader("authorization"), requestHeader("api-key"))
+	h.clientKey = translate.ClientCredential(h.reqHeaders.get("authorization"), h.reqHeaders.get("api-key"))
 	if !translate.HeaderSafe(h.clientKey) {
 		// Passthrough providers get this value in another header: never copy a line break or NUL there.
 		return h.reply(req.Dialect, translate.NewError(translate.ErrUnauthorized, "",
@@ -96,23 +100,23 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	if req.Op == translate.OpListModels {
 		return h.replyModelList()
 	}
-	if enc := requestHeader("content-encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+	if enc := h.reqHeaders.get("content-encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		return h.reply(req.Dialect, translate.NewError(translate.ErrUnsupportedEncoding, "",
 			"request bodies with content-encoding "+strconv.Quote(enc)+" cannot be translated: send the JSON uncompressed"))
 	}
-	if n, err := strconv.Atoi(requestHeader("content-length")); err == nil && n > h.cfg.maxRequestBytes {
+	if n, err := strconv.Atoi(h.reqHeaders.get("content-length")); err == nil && n > h.cfg.maxRequestBytes {
 		return h.reply(req.Dialect, bodyTooLarge(h.cfg.maxRequestBytes))
 	}
 	if endOfStream {
 		return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidJSON, "", "the request has no body: send a JSON object"))
 	}
-	h.req.ModelDeploymentHeader = requestHeader("azureml-model-deployment")
+	h.req.ModelDeploymentHeader = h.reqHeaders.get("azureml-model-deployment")
 	if req.Dialect == translate.AzureAI && !translate.HeaderSafe(h.req.ModelDeploymentHeader) {
 		// An Azure AI client's header is its model and is forwarded to Azure AI providers as sent.
 		return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidParameter, "azureml-model-deployment",
 			"the azureml-model-deployment header contains control characters: send the deployment name only"))
 	}
-	h.req.ExtraParameters = requestHeader("extra-parameters")
+	h.req.ExtraParameters = h.reqHeaders.get("extra-parameters")
 	model, inRequestLine := h.req.ModelFromHeaders()
 	if !inRequestLine {
 		return types.ActionPause
@@ -207,34 +211,36 @@ func (h *httpContext) OnHttpRequestBody(bodySize int, endOfStream bool) (action 
 // still held (envoy-host.md section 1).
 func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLength int) {
 	p := h.route.provider
-	setRequestHeader(":authority", p.host)
-	setRequestHeader(":path", head.Path)
-	setRequestHeader(h.cfg.routingHeader, p.name)
+	hs := &h.reqHeaders
+	hs.set(":authority", p.host)
+	hs.set(":path", head.Path)
+	hs.set(h.cfg.routingHeader, p.name)
 	key := p.key
 	if p.passthrough {
 		key = h.clientKey
 	}
 	for _, name := range translate.ClientCredentialHeaders {
-		removeRequestHeader(name)
+		hs.del(name)
 	}
 	if key != "" {
 		for _, hdr := range translate.ProviderAuthHeaders(p.dialect, key, p.entraToken) {
-			setRequestHeader(hdr.Name, hdr.Value)
+			hs.set(hdr.Name, hdr.Value)
 		}
 	}
 	for _, name := range head.Remove {
-		removeRequestHeader(name)
+		hs.del(name)
 	}
 	for _, hdr := range head.Set {
-		setRequestHeader(hdr.Name, hdr.Value)
+		hs.set(hdr.Name, hdr.Value)
 	}
 	// We rewrite answers, so they must arrive in a form we can read.
-	removeRequestHeader("accept-encoding")
+	hs.del("accept-encoding")
 	if bodyLength >= 0 {
-		setRequestHeader("content-length", strconv.Itoa(bodyLength))
+		hs.set("content-length", strconv.Itoa(bodyLength))
 	} else {
-		removeRequestHeader("content-length")
+		hs.del("content-length")
 	}
+	hs.writeRequest()
 	clearRouteCache()
 }
 
@@ -257,38 +263,43 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		// We asked for identity; a body we cannot read is forwarded as is, and counted.
 		h.metrics.countError(codeUpstreamEncoded)
 		proxywasm.LogWarnf("aidialect: %s answered with content-encoding %q; forwarded untranslated", h.route.provider.name, enc)
+		h.respHeaders.writeResponse() // redacted values only
 		h.responseBegun = true
 		return types.ActionContinue
 	}
+	hs := &h.respHeaders
 	if len(h.dropped) > 0 {
-		setResponseHeader("x-aidialect-dropped-params", strings.Join(h.dropped, ","))
+		hs.set("x-aidialect-dropped-params", strings.Join(h.dropped, ","))
 	}
 	if endOfStream {
+		hs.writeResponse()
 		return h.bodylessAnswer(contentType)
 	}
 	switch {
 	case h.status >= 400:
 		h.mode = responseError
 		if status := translate.ClientErrorStatus(h.exchange.Client, h.status); status != h.status {
-			setResponseHeader(":status", strconv.Itoa(status))
+			hs.set(":status", strconv.Itoa(status))
 		}
-		setResponseHeader("content-type", "application/json")
-		removeResponseHeader("content-length")
+		hs.set("content-type", "application/json")
+		hs.del("content-length")
 	case h.status >= 200 && h.status < 300 && strings.Contains(contentType, "text/event-stream"):
 		h.mode = responseStream
 		if h.state == nil {
 			h.state = h.plugin.pool.get()
 		}
 		h.state.stream.Reset(h.exchange, h.cfg.maxEventBytes)
-		removeResponseHeader("content-length")
+		hs.del("content-length")
 	case h.status >= 200 && h.status < 300:
 		h.mode = responseJSON
-		removeResponseHeader("content-length")
+		hs.del("content-length")
 		if translate.AnswerHeadersFromBody(&h.exchange) {
+			// Written with the onchain headers once the body is read (finishBufferedAnswer).
 			h.holdHeaders = true
 			return types.ActionPause
 		}
 	}
+	hs.writeResponse()
 	h.responseBegun = true
 	return types.ActionContinue
 }
@@ -298,12 +309,13 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 // may echo the request's credentials back. (Bodies are redacted where they are translated; a body in an
 // encoding the filter cannot read is the one thing it cannot check.)
 func (h *httpContext) readResponseHead() (encoding, contentType string) {
-	headers, _ := proxywasm.GetHttpResponseHeaders()
-	for _, kv := range headers {
+	h.respHeaders = readResponseHeaders()
+	for i, kv := range h.respHeaders.pairs {
 		name, value := kv[0], kv[1]
 		if h.cfg.secrets.FoundString(value) {
 			value = translate.Redacted
-			setResponseHeader(name, value)
+			h.respHeaders.pairs[i][1] = value
+			h.respHeaders.dirty = true
 		}
 		switch name { // Envoy hands header names over in lower case
 		case ":status":
@@ -456,8 +468,9 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 			if h.cfg.secrets.FoundString(hdr.Value) {
 				hdr.Value = translate.Redacted
 			}
-			setResponseHeader(hdr.Name, hdr.Value)
+			h.respHeaders.set(hdr.Name, hdr.Value)
 		}
+		h.respHeaders.writeResponse()
 		h.holdHeaders = false
 	}
 	h.responseBegun = true
