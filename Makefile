@@ -49,9 +49,15 @@ e2e-envoy: build
 	docker compose -f e2e/docker-compose.yaml up --build --abort-on-container-exit --exit-code-from tests; \
 	status=$$?; docker compose -f e2e/docker-compose.yaml down; exit $$status
 
-## bench: hot-path benchmarks beside their floors (ratios in BENCHMARKS.md)
-bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./translate/
+## bench: hot-path benchmarks (native translate, and the whole filter in the compiled .wasm) beside their
+## floors, as a table of ratios; raw output in dist/bench.txt (compare runs with benchstat)
+bench: build
+	@( $(GO) test -run='^$$' -bench=. -benchmem -count=3 -benchtime=$(BENCHTIME) ./translate/ && \
+	   AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -run='^$$' -bench='WasmLifecycle|PluginStart' -benchmem -count=5 ./bench/ && \
+	   AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -run='^$$' -bench=Instantiate -benchmem -benchtime=3x ./bench/ \
+	 ) > $(DIST)/bench.txt
+	$(GO) run ./tools/benchtable < $(DIST)/bench.txt
+	AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 -run='^TestMemory$$' -v ./bench/ | grep -E 'MiB|PASS|FAIL|ok'
 
 ## fuzz: every fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m)
 fuzz:

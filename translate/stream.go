@@ -334,6 +334,15 @@ func (s *StreamTranslator) copyEventData(event []byte) bool {
 	if !bytes.HasPrefix(event, dataField) && !bytes.Contains(event, []byte("\ndata:")) {
 		return false
 	}
+	if body := bytes.TrimRight(event, "\n"); bytes.HasPrefix(body, dataField) && bytes.IndexByte(body, '\n') < 0 {
+		// One data line, the common shape: no splitting.
+		value := body[len(dataField):]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		s.last = append(s.last[:0], value...)
+		return true
+	}
 	s.last = s.last[:0]
 	first := true
 	for line := range bytes.SplitSeq(event, []byte("\n")) {
