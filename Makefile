@@ -57,7 +57,7 @@ bench: build
 	   AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -run='^$$' -bench=Instantiate -benchmem -benchtime=3x ./bench/ \
 	 ) > $(DIST)/bench.txt
 	$(GO) run ./tools/benchtable < $(DIST)/bench.txt
-	AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 -run='^TestMemory$$' -v ./bench/ | grep -E 'MiB|PASS|FAIL|ok'
+	AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 -run='^TestMemory$$' -v ./bench/ | grep -Ev '^=== RUN'
 
 ## fuzz: every fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m)
 fuzz:
