@@ -129,28 +129,7 @@ func memoryMix(t *testing.T) ([]mixed, string) {
 	}
 	var list []any
 	for _, d := range order {
-		p := providers[d]
-		provider := map[string]any{"name": "p-" + d, "dialect": d, "host": d + ".provider.test"}
-		model := map[string]any{"name": "m-" + d}
-		set := func(m map[string]any, key, value string) {
-			if value != "" {
-				m[key] = value
-			}
-		}
-		if p.Auth == "passthrough" {
-			provider["auth"] = "passthrough"
-		} else {
-			provider["api_key"] = p.Key
-			set(provider, "auth", p.Auth)
-		}
-		set(provider, "base_path", p.BasePath)
-		set(provider, "api_version", p.APIVersion)
-		set(provider, "extra_parameters", p.ExtraParameters)
-		set(provider, "chain_id", p.DefaultChainID)
-		set(model, "model", p.Model)
-		set(model, "deployment", p.Deployment)
-		set(model, "chain_id", p.ChainID)
-		provider["models"] = []any{model}
+		provider := providers[d].PluginProvider("p-"+d, d+".provider.test", "m-"+d)
 		list = append(list, provider)
 	}
 	raw, err := json.Marshal(map[string]any{"providers": list})

@@ -20,6 +20,7 @@ import (
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/aidialect/aidialect/internal/benchdata"
 	"github.com/aidialect/aidialect/internal/hostemu"
 )
 
@@ -346,19 +347,9 @@ const benchConfig = `{
 
 var clientHeaders = [][2]string{{"content-type", "application/json"}, {"authorization", "Bearer sk-client-key"}}
 
-// chatBody is an OpenAI chat request of about size bytes for the azure-ai model, with two fields Azure AI
-// does not know (user, logit_bias): translate/bench_test.go's body.
-func chatBody(model string, size int) []byte {
-	var msgs []string
-	n := 0
-	for i := 0; n < size-300; i++ {
-		m := fmt.Sprintf(`{"role":"user","content":"Message %d: the quick brown fox jumps over the lazy dog, \"quoted\" and ünïcödé text."}`, i)
-		msgs = append(msgs, m)
-		n += len(m) + 1
-	}
-	return []byte(`{"model":"` + model + `","messages":[` + strings.Join(msgs, ",") +
-		`],"temperature":0.2,"max_tokens":256,"stream":false,"user":"user-42","logit_bias":{"50256":-100}}`)
-}
+// chatBody is the benchmarks' shared chat request (internal/benchdata), so wasm and native figures measure
+// the same bytes.
+func chatBody(model string, size int) []byte { return benchdata.ChatRequest(model, size) }
 
 // jsonScenario: a 4 KiB OpenAI chat request routed to the azure-ai provider (rewritten, two fields dropped),
 // answered with a 2 KiB Azure AI chat completion.

@@ -16,30 +16,12 @@ const goldenProviderName = "upstream"
 // goldenConfig turns a golden case's provider into a plugin configuration that routes every model to it.
 func goldenConfig(t *testing.T, c goldencase.Case) string {
 	t.Helper()
-	p := c.Provider
-	provider := map[string]any{"name": goldenProviderName, "dialect": p.Dialect, "host": goldenHost}
-	model := map[string]any{"name": "*"}
+	provider := c.Provider.PluginProvider(goldenProviderName, goldenHost, "*")
 	set := func(m map[string]any, key, value string) {
 		if value != "" {
 			m[key] = value
 		}
 	}
-	if p.Auth == "passthrough" {
-		provider["auth"] = "passthrough"
-	} else {
-		provider["api_key"] = p.Key
-		set(provider, "auth", p.Auth)
-	}
-	if p.BasePath != "" {
-		provider["base_path"] = p.BasePath
-	}
-	set(provider, "api_version", p.APIVersion)
-	set(provider, "extra_parameters", p.ExtraParameters)
-	set(provider, "chain_id", p.DefaultChainID)
-	set(model, "model", p.Model)
-	set(model, "deployment", p.Deployment)
-	set(model, "chain_id", p.ChainID)
-	provider["models"] = []any{model}
 	cfg := map[string]any{"providers": []any{provider}}
 	set(cfg, "onchain_data", c.OnchainData)
 	set(cfg, "path_prefix", c.PathPrefix)

@@ -7,23 +7,15 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/aidialect/aidialect/internal/benchdata"
 )
 
 // Each benchmark of a hot path sits beside its floor: the least any implementation must do with the same
 // bytes (one validating scan plus one copy). BENCHMARKS.md reports cost / floor ratios from one run.
 
-// chatBody builds an OpenAI chat request of about size bytes with two fields Azure AI does not know.
-func chatBody(size int) []byte {
-	var msgs []string
-	n := 0
-	for i := 0; n < size-300; i++ {
-		m := fmt.Sprintf(`{"role":"user","content":"Message %d: the quick brown fox jumps over the lazy dog, \"quoted\" and ünïcödé text."}`, i)
-		msgs = append(msgs, m)
-		n += len(m) + 1
-	}
-	return []byte(`{"model":"gpt-4o","messages":[` + strings.Join(msgs, ",") +
-		`],"temperature":0.2,"max_tokens":256,"stream":false,"user":"user-42","logit_bias":{"50256":-100}}`)
-}
+// chatBody is the benchmarks' shared chat request (two fields Azure AI does not know).
+func chatBody(size int) []byte { return benchdata.ChatRequest("gpt-4o", size) }
 
 var sinkBytes []byte
 var sinkBool bool

@@ -153,3 +153,30 @@ func (m Message) Render() []byte {
 	}
 	return b.Bytes()
 }
+
+// PluginProvider renders the case's provider as one entry of the filter's "providers" configuration, named
+// name, at host, serving the models matching modelPattern.
+func (p Provider) PluginProvider(name, host, modelPattern string) map[string]any {
+	provider := map[string]any{"name": name, "dialect": p.Dialect, "host": host}
+	model := map[string]any{"name": modelPattern}
+	set := func(m map[string]any, key, value string) {
+		if value != "" {
+			m[key] = value
+		}
+	}
+	if p.Auth == "passthrough" {
+		provider["auth"] = "passthrough"
+	} else {
+		provider["api_key"] = p.Key
+		set(provider, "auth", p.Auth)
+	}
+	set(provider, "base_path", p.BasePath)
+	set(provider, "api_version", p.APIVersion)
+	set(provider, "extra_parameters", p.ExtraParameters)
+	set(provider, "chain_id", p.DefaultChainID)
+	set(model, "model", p.Model)
+	set(model, "deployment", p.Deployment)
+	set(model, "chain_id", p.ChainID)
+	provider["models"] = []any{model}
+	return provider
+}

@@ -1,0 +1,22 @@
+// Package benchdata makes the request bodies the benchmarks share, so native and wasm figures measure the
+// same bytes.
+package benchdata
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ChatRequest is an OpenAI chat request for model of about size bytes: many short user messages with quotes
+// and non-ASCII text, and two fields Azure AI does not know (user, logit_bias).
+func ChatRequest(model string, size int) []byte {
+	var msgs []string
+	n := 0
+	for i := 0; n < size-300; i++ {
+		m := fmt.Sprintf(`{"role":"user","content":"Message %d: the quick brown fox jumps over the lazy dog, \"quoted\" and ünïcödé text."}`, i)
+		msgs = append(msgs, m)
+		n += len(m) + 1
+	}
+	return []byte(`{"model":"` + model + `","messages":[` + strings.Join(msgs, ",") +
+		`],"temperature":0.2,"max_tokens":256,"stream":false,"user":"user-42","logit_bias":{"50256":-100}}`)
+}
