@@ -343,7 +343,7 @@ func scalarString(r gjson.Result) string {
 func nonJSONMessage(status int, body []byte) string {
 	prefix := "upstream returned HTTP " + strconv.Itoa(status)
 	text := body
-	lower := bytes.ToLower(body[:min(len(body), 4096)])
+	lower := asciiLower(body[:min(len(body), 4096)])
 	if i := bytes.Index(lower, []byte("<title>")); i >= 0 {
 		if j := bytes.Index(lower[i:], []byte("</title>")); j >= 0 {
 			text = body[i+len("<title>") : i+j]
@@ -359,6 +359,19 @@ func nonJSONMessage(status int, body []byte) string {
 		text = text[:maxUpstreamMessage]
 	}
 	return prefix + ": " + strings.ToValidUTF8(collapseSpace(string(text)), "\uFFFD")
+}
+
+// asciiLower lower-cases A-Z only, so offsets in the result are offsets in b (bytes.ToLower can change the
+// length of invalid UTF-8 and of some letters).
+func asciiLower(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
 }
 
 func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }

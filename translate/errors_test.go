@@ -56,6 +56,9 @@ func TestTranslateError(t *testing.T) {
 			map[string]string{"error.message": "upstream returned HTTP 500 with a non-JSON body"}},
 		{"truncated JSON", OpenAI, 0, 500, `{"error":{"message":"oops`, 500,
 			map[string]string{"error.message": `upstream returned HTTP 500: {"error":{"message":"oops`}},
+		{"invalid UTF-8 inside an HTML title (found by FuzzTranslateError)", OpenAI, 0, 502,
+			"<html><TITLE>502 \xff\x89 Bad Gateway</TITLE></html>", 502,
+			map[string]string{"error.message": "upstream returned HTTP 502: 502 \uFFFD Bad Gateway"}},
 		{"invalid utf-8 in text", OpenAI, 0, 500, "bad \xff byte", 500,
 			map[string]string{"error.message": "upstream returned HTTP 500: bad \uFFFD byte"}},
 	}
