@@ -208,6 +208,12 @@ func faults() []fault {
 						t.Errorf("message %q", msg)
 					}
 				}},
+			// Found by FuzzTranslateError: invalid UTF-8 inside the title once crashed the translation.
+			fault{name: p.label() + ": HTML 502 with invalid UTF-8 in its title", ex: answer(p.ex(false), 502,
+				[][2]string{{"content-type", "text/html"}}, "<html><TITLE>502 \xff\x89 Bad Gateway</TITLE></html>"),
+				client: p.client, status: 502, check: func(t *testing.T, o *outcome) {
+					checkErrorEnvelope(t, p.client, 502, o.clientBody, "")
+				}},
 			fault{name: p.label() + ": HTML 502 streamed request", ex: answer(p.ex(true), 502,
 				[][2]string{{"content-type", "text/html"}}, html), client: p.client, status: 502,
 				check: func(t *testing.T, o *outcome) { checkErrorEnvelope(t, p.client, 502, o.clientBody, "") }},
