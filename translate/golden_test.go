@@ -25,8 +25,6 @@ const casesDir = goldencase.Dir
 // headers is an ordered header list with the edits the pipeline needs.
 type headers [][2]string
 
-func (h headers) get(name string) string { return goldencase.Message{Headers: h}.Header(name) }
-
 func (h headers) del(name string) headers {
 	return slices.DeleteFunc(h, func(kv [2]string) bool { return kv[0] == name })
 }

@@ -91,11 +91,10 @@ type Exchange struct {
 	// Upstream is the request as the upstream receives it.
 	Upstream *Request
 
-	requestHeaders    map[string]string // request headers once released
-	responseHeaders   map[string]string // response headers once released
-	responseHeadersIn [][2]string
-	stream            bool
-	done              bool
+	requestHeaders  map[string]string // request headers once released
+	responseHeaders map[string]string // response headers once released
+	stream          bool
+	done            bool
 	// bodyHeld: the last response body callback paused, so Envoy still holds the whole body buffered
 	// (StopIterationAndBuffer) and releases all of it, as the filter left it, once the trailers continue.
 	bodyHeld bool
