@@ -30,14 +30,18 @@
 package envoyconfig_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
@@ -135,146 +139,62 @@ type consumerConfig struct {
 	Models    []string `json:"models,omitempty"`
 }
 
-var (
-	providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-	hostnameRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$`)
-	deploymentRE   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-	apiVersionRE   = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}(-preview)?|v1|latest|preview)$`)
-	headerNameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-	envNameRE      = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
-	sha256HexRE    = regexp.MustCompile(`^[0-9a-f]{64}$`)
-)
-
-// parsePluginConfig decodes the configuration strictly and applies DESIGN.md's value rules, plus the
-// deployment rule that secrets never appear inline.
+// parsePluginConfig decodes the configuration strictly against DESIGN.md's keys (for the cross-checks
+// below), applies the deployment rule that secrets never appear inline, and has the filter itself judge
+// every value: `go run ./plugin check-config` runs the same validation as OnPluginStart, so this test and
+// the filter cannot disagree.
 func parsePluginConfig(raw []byte) (*pluginConfig, error) {
 	var cfg pluginConfig
 	if err := decodeJSONStrict(raw, &cfg); err != nil {
 		return nil, fmt.Errorf("plugin configuration: %w", err)
 	}
 	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("plugin configuration: "+format, args...))
-	}
-
-	if len(cfg.Providers) == 0 {
-		bad("no providers")
-	}
-	names := map[string]bool{}
 	for i, p := range cfg.Providers {
-		where := fmt.Sprintf("providers[%d] (%s)", i, p.Name)
-		if !providerNameRE.MatchString(p.Name) {
-			bad("%s: name must match %s", where, providerNameRE)
-		}
-		if names[p.Name] {
-			bad("%s: duplicate provider name", where)
-		}
-		names[p.Name] = true
-		azure := p.Dialect == "azure-openai" || p.Dialect == "azure-ai"
-		switch p.Dialect {
-		case "openai", "azure-openai", "azure-ai", "eternalai":
-		default:
-			bad("%s: unknown dialect %q", where, p.Dialect)
-		}
-		if !hostnameRE.MatchString(p.Host) {
-			bad("%s: host %q must be a bare lower-case DNS name (no scheme, port or path)", where, p.Host)
-		}
-		if p.BasePath != "" && !strings.HasPrefix(p.BasePath, "/") {
-			bad("%s: base_path must start with /", where)
-		}
 		if p.APIKey != "" {
-			bad("%s: api_key puts a secret into the configuration; use api_key_env (VM environment)", where)
-		}
-		sources := 0
-		for _, set := range []bool{p.APIKey != "", p.APIKeyEnv != "", p.Auth == "passthrough"} {
-			if set {
-				sources++
-			}
-		}
-		if sources != 1 {
-			bad("%s: exactly one of api_key, api_key_env, auth=passthrough is required", where)
-		}
-		if p.APIKeyEnv != "" && !envNameRE.MatchString(p.APIKeyEnv) {
-			bad("%s: api_key_env %q is not an environment variable name", where, p.APIKeyEnv)
-		}
-		switch p.Auth {
-		case "", "passthrough":
-		case "bearer":
-			if p.Dialect != "azure-openai" {
-				bad("%s: auth=bearer is for azure-openai providers", where)
-			}
-		default:
-			bad("%s: unknown auth %q", where, p.Auth)
-		}
-		if p.APIVersion != "" {
-			if !azure {
-				bad("%s: api_version is for azure dialects only", where)
-			} else if !apiVersionRE.MatchString(p.APIVersion) ||
-				(p.Dialect == "azure-ai" && !strings.Contains(p.APIVersion, "-")) {
-				bad("%s: api_version %q is not YYYY-MM-DD[-preview] (or v1/latest/preview for azure-openai)", where, p.APIVersion)
-			}
-		}
-		if p.ExtraParameters != "" {
-			if p.Dialect != "azure-ai" {
-				bad("%s: extra_parameters is for azure-ai only", where)
-			}
-			switch p.ExtraParameters {
-			case "pass-through", "drop", "ignore", "error":
-			default:
-				bad("%s: extra_parameters %q is not pass-through, drop, ignore or error", where, p.ExtraParameters)
-			}
-		}
-		if p.ChainID != "" && p.Dialect != "eternalai" {
-			bad("%s: chain_id is for eternalai only", where)
-		}
-		if len(p.Models) == 0 {
-			bad("%s: no models", where)
-		}
-		for j, m := range p.Models {
-			if m.Name == "" {
-				bad("%s: models[%d]: empty name", where, j)
-			}
-			if m.Deployment != "" {
-				if !azure {
-					bad("%s: models[%d]: deployment is for azure dialects only", where, j)
-				}
-				if !deploymentRE.MatchString(m.Deployment) || m.Deployment == "." || m.Deployment == ".." {
-					bad("%s: models[%d]: deployment %q must match %s and not be . or ..", where, j, m.Deployment, deploymentRE)
-				}
-			}
-			if m.ChainID != "" && p.Dialect != "eternalai" {
-				bad("%s: models[%d]: chain_id is for eternalai only", where, j)
-			}
+			errs = append(errs, fmt.Errorf("plugin configuration: providers[%d] (%s): api_key puts a secret into the configuration; use api_key_env (VM environment)", i, p.Name))
 		}
 	}
-	if cfg.DefaultProvider != "" && !names[cfg.DefaultProvider] {
-		bad("default_provider %q is not a provider", cfg.DefaultProvider)
-	}
-	if cfg.RoutingHeader != "" && !headerNameRE.MatchString(cfg.RoutingHeader) {
-		bad("routing_header %q must be a lower-case header name", cfg.RoutingHeader)
-	}
-	if cfg.PathPrefix != "" && (!strings.HasPrefix(cfg.PathPrefix, "/") || strings.HasSuffix(cfg.PathPrefix, "/")) {
-		bad("path_prefix %q must start with / and not end with /", cfg.PathPrefix)
-	}
-	if cfg.MaxRequestBytes != nil && *cfg.MaxRequestBytes <= 0 {
-		bad("max_request_bytes must be positive")
-	}
-	switch cfg.OnchainData {
-	case "", "strip", "keep", "headers":
-	default:
-		bad("onchain_data %q is not strip, keep or headers", cfg.OnchainData)
-	}
-	switch cfg.UnknownPaths {
-	case "", "passthrough", "reject":
-	default:
-		bad("unknown_paths %q is not passthrough or reject", cfg.UnknownPaths)
-	}
-	for i, c := range cfg.Consumers {
-		if c.Name == "" || !sha256HexRE.MatchString(c.KeySHA256) {
-			bad("consumers[%d]: needs a name and a lower-case hex key_sha256", i)
-		}
+	if err := filterAccepts(raw, envKeys(&cfg)); err != nil {
+		errs = append(errs, fmt.Errorf("plugin configuration: %w", err))
 	}
 	return &cfg, errors.Join(errs...)
+}
+
+var (
+	checkerOnce sync.Once
+	checker     string // the natively built filter, whose check-config command validates a configuration
+	checkerErr  error
+)
+
+// filterAccepts runs the filter's own configuration check on raw, with a placeholder value for every
+// api_key_env (the real keys live in Envoy's environment, not here).
+func filterAccepts(raw []byte, envNames []string) error {
+	checkerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "aidialect-check")
+		if err != nil {
+			checkerErr = err
+			return
+		}
+		checker = filepath.Join(dir, "aidialect-check")
+		build := exec.Command("go", "build", "-o", checker, "./plugin")
+		build.Dir = ".."
+		if out, err := build.CombinedOutput(); err != nil {
+			checkerErr = fmt.Errorf("building the filter's configuration check: %v\n%s", err, out)
+		}
+	})
+	if checkerErr != nil {
+		return checkerErr
+	}
+	cmd := exec.Command(checker, "check-config")
+	cmd.Stdin = bytes.NewReader(raw)
+	cmd.Env = os.Environ()
+	for _, name := range envNames {
+		cmd.Env = append(cmd.Env, name+"=placeholder-key-for-validation")
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("the filter refuses it: %s", bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // checkDeploymentPlugin adds what every deployment file's copy must satisfy beyond DESIGN.md: the keys

@@ -12,8 +12,9 @@ import (
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
 )
 
-// main is empty: a reactor module only registers its contexts, in init, and the host drives it from there.
-func main() {}
+// main does nothing in the .wasm: a reactor module only registers its contexts, in init, and the host drives
+// it from there. Built natively, it checks configurations (check_native.go).
+func main() { runCommand() }
 
 func init() {
 	proxywasm.SetVMContext(&vmContext{})
