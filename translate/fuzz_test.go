@@ -196,20 +196,24 @@ func FuzzStreamChunking(f *testing.F) {
 		if bytes.HasSuffix(whole, []byte("ERROR")) {
 			return
 		}
-		if n := countDone(whole); n != 1 || !bytes.HasSuffix(bytes.TrimRight(whole, "\r\n"), []byte("data: [DONE]")) {
-			t.Fatalf("%d [DONE] events, or not last: %q", n, whole)
+		if n, last := countDone(whole); n != 1 || !last {
+			t.Fatalf("%d [DONE] events (want 1), last data event [DONE]: %v: %q", n, last, whole)
 		}
 	})
 }
 
-func countDone(stream []byte) int {
+// countDone frames a client stream: how many [DONE] events it has, and whether the last data event is one.
+func countDone(stream []byte) (n int, lastIsDone bool) {
 	var f Framer
 	if err := f.Feed(stream); err != nil {
-		return -1
+		return -1, false
 	}
-	n := 0
 	count := func(ev SSEEvent) {
-		if ev.HasData && bytes.Equal(bytes.TrimSpace(ev.Data), doneData) {
+		if !ev.HasData {
+			return
+		}
+		lastIsDone = bytes.Equal(bytes.TrimSpace(ev.Data), doneData)
+		if lastIsDone {
 			n++
 		}
 	}
@@ -223,7 +227,7 @@ func countDone(stream []byte) int {
 	if ev, ok := f.Flush(); ok {
 		count(ev)
 	}
-	return n
+	return n, lastIsDone
 }
 
 // addCorpusFromCases seeds a fuzz target with the golden cases' client requests.
