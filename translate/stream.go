@@ -208,9 +208,13 @@ var (
 // does: an event that is not a plain "data: {...}" (the [DONE], comments, other fields, stray blank lines)
 // or a CR line end needs event-by-event handling (exactly one [DONE], CR/CRLF framing).
 func (s *StreamTranslator) writeFast(chunk []byte) (out []byte, ok bool, err error) {
-	cut, prev := 0, 0
+	cut, prev, i := 0, 0, 0
 	plain := bytes.IndexByte(chunk, '\r') < 0 && plainDataEvent(s.eventStart(chunk))
-	for i := 0; plain; {
+	if plain && len(s.carry) > 0 && s.carry[len(s.carry)-1] == '\n' && len(chunk) > 0 && chunk[0] == '\n' {
+		cut, i = 1, 1 // the boundary straddles the carry and this chunk
+		plain = plainDataEvent(chunk[1:])
+	}
+	for plain {
 		j := bytes.Index(chunk[i:], eventBoundary)
 		if j < 0 {
 			break
@@ -220,10 +224,6 @@ func (s *StreamTranslator) writeFast(chunk []byte) (out []byte, ok bool, err err
 		if i < len(chunk) {
 			plain = plainDataEvent(chunk[i:])
 		}
-	}
-	if cut == 0 && len(s.carry) > 0 && s.carry[len(s.carry)-1] == '\n' && len(chunk) > 0 && chunk[0] == '\n' {
-		cut = 1 // the boundary straddles the carry and this chunk
-		plain = plain && (len(chunk) == 1 || plainDataEvent(chunk[1:]))
 	}
 	if !plain {
 		return s.leaveFastPath()
