@@ -159,3 +159,21 @@ func TestStreamZeroEditReturnsInput(t *testing.T) {
 		t.Fatalf("zero-edit path copied or changed the chunk: %q", out)
 	}
 }
+
+// TestZeroEditBoundaryAcrossChunks: found by FuzzStreamChunking. A blank line split between two chunks ("\n" |
+// "\ndata:[DONE]") must still let the [DONE] be seen, so the client gets exactly the upstream's stream.
+func TestZeroEditBoundaryAcrossChunks(t *testing.T) {
+	s := NewStreamTranslator(Exchange{Client: AzureOpenAI, Provider: AzureOpenAI, Op: OpChatCompletions}, 0)
+	var out []byte
+	for _, chunk := range []string{"data: {\"choices\":[{\"finish_reason\":\"stop\"}]", "}\n", "\ndata:[DONE]\n\n"} {
+		b, err := s.Write([]byte(chunk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b...)
+	}
+	out = append(out, s.Close()...)
+	if want := "data: {\"choices\":[{\"finish_reason\":\"stop\"}]}\n\ndata:[DONE]\n\n"; string(out) != want {
+		t.Fatalf("got %q, want %q", out, want)
+	}
+}
