@@ -829,6 +829,20 @@ func mustReplace(t *testing.T, s, old, new string) string {
 
 // --- tests ---
 
+// readYAMLFiles reads every dir/*.yaml, keyed by path.
+func readYAMLFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	paths, err := filepath.Glob(dir + "/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no %s/*.yaml: %v", dir, err)
+	}
+	files := map[string][]byte{}
+	for _, p := range paths {
+		files[p] = readFile(t, p)
+	}
+	return files
+}
+
 // loadEnvoyFile is shared by the other files' tests: they compare against envoy.yaml.
 func loadEnvoyFile(t *testing.T) *envoyConfig {
 	t.Helper()

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -520,25 +519,12 @@ func mustUnmarshalRouter(l *listenerv3.Listener) *hcmv3.HttpFilter {
 	return hcm.GetHttpFilters()[1]
 }
 
-func readGatewayFiles(t *testing.T) map[string][]byte {
-	t.Helper()
-	paths, err := filepath.Glob("gateway/*.yaml")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no gateway/*.yaml: %v", err)
-	}
-	files := map[string][]byte{}
-	for _, p := range paths {
-		files[p] = readFile(t, p)
-	}
-	return files
-}
-
 // TestGatewayManifests: every document in gateway/ parses strictly into the Gateway API / Envoy
 // Gateway v1.5 types, the EnvoyProxy bootstrap parses strictly against the Envoy 1.35 API, the
 // EnvoyPatchPolicy lands on the generated wasm filter, and everything agrees with envoy.yaml.
 func TestGatewayManifests(t *testing.T) {
 	ec := loadEnvoyFile(t)
-	d, err := loadGateway(readGatewayFiles(t))
+	d, err := loadGateway(readYAMLFiles(t, "gateway"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -587,7 +573,7 @@ func TestBrokenGatewayManifestsAreRejected(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			files := readGatewayFiles(t)
+			files := readYAMLFiles(t, "gateway")
 			files[c.file] = []byte(mustReplace(t, string(files[c.file]), c.old, c.new))
 			d, err := loadGateway(files)
 			if err == nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
@@ -487,25 +486,12 @@ func checkVirtualService(vs *networkingv1alpha3.VirtualService, gwName string, e
 	return errors.Join(errs...)
 }
 
-func readIstioFiles(t *testing.T) map[string][]byte {
-	t.Helper()
-	paths, err := filepath.Glob("istio/*.yaml")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no istio/*.yaml: %v", err)
-	}
-	files := map[string][]byte{}
-	for _, p := range paths {
-		files[p] = readFile(t, p)
-	}
-	return files
-}
-
 // TestIstioManifests: every document in istio/ parses strictly (envelope and istio.io/api spec), the
 // EnvoyFilter's Envoy fragments parse strictly and validate against the Envoy 1.35 API, and the whole
 // set agrees with envoy.yaml (plugin configuration, module, keys, providers, TLS names, routes, tags).
 func TestIstioManifests(t *testing.T) {
 	ec := loadEnvoyFile(t)
-	docs, err := loadIstio(readIstioFiles(t))
+	docs, err := loadIstio(readYAMLFiles(t, "istio"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +539,7 @@ func TestBrokenIstioManifestsAreRejected(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			files := readIstioFiles(t)
+			files := readYAMLFiles(t, "istio")
 			files[c.file] = []byte(mustReplace(t, string(files[c.file]), c.old, c.new))
 			docs, err := loadIstio(files)
 			if err == nil {
