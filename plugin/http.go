@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"runtime"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
-	"github.com/tidwall/gjson"
 
 	"github.com/aidialect/aidialect/translate"
 )
@@ -449,15 +447,11 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 		h.replaceResponseBody(body, h.cfg.secrets.Redact(out))
 		return
 	}
-	h.metrics.countTokens(h.route.metricID, translate.ReadUsage(body))
 	if h.state == nil {
 		h.state = h.plugin.pool.get()
 	}
-	out, headers, terr := translate.TranslateJSON(h.state.out[:0], &h.exchange, body)
-	if terr == nil && sameBytes(out, body) && !isJSONObject(body) {
-		// Answers that need no edit are not parsed on the way; a broken one is still counted.
-		terr = errNotJSONObject
-	}
+	out, headers, usage, terr := translate.TranslateJSON(h.state.out[:0], &h.exchange, body)
+	h.metrics.countTokens(h.route.metricID, usage)
 	if terr != nil {
 		h.metrics.countError(codeUpstreamBadJSON)
 		proxywasm.LogWarnf("aidialect: %s answered %d with a body that is not JSON (%v); forwarded as is", h.route.provider.name, h.status, terr)
@@ -606,14 +600,6 @@ func quoteBounded(s string) string {
 		s = s[:64] + "..."
 	}
 	return strconv.Quote(s)
-}
-
-var errNotJSONObject = errors.New("not a complete JSON object")
-
-// isJSONObject reports whether b is one valid JSON object (surrounding whitespace allowed).
-func isJSONObject(b []byte) bool {
-	b = bytes.TrimSpace(b)
-	return len(b) > 0 && b[0] == '{' && gjson.ValidBytes(b)
 }
 
 // sameBytes reports whether two slices are the same memory (not merely equal content).

@@ -383,11 +383,20 @@ func faults() []fault {
 		fault{name: "openai client, openai provider: error JSON nested 10,000 deep", ex: answer(openaiToOpenAI.ex(false), 500, jsonHeaders,
 			`{"error":`+strings.Repeat(`[`, 10000)+strings.Repeat(`]`, 10000)+`}`), client: translate.OpenAI, status: 500,
 			check: func(t *testing.T, o *outcome) { checkErrorEnvelope(t, translate.OpenAI, 500, o.clientBody, "") }},
+		// Deeper than the filter reads (256 levels): forwarded as it came, and counted as unreadable, the same
+		// for every dialect pair.
 		fault{name: "openai client, openai provider: 200 JSON nested 10,000 deep", ex: answer(openaiToOpenAI.ex(false), 200, jsonHeaders,
-			`{"usage":`+strings.Repeat(`{"a":`, 10000)+`1`+strings.Repeat(`}`, 10000)+`}`), client: translate.OpenAI, status: 200},
+			deepAnswer), client: translate.OpenAI, status: 200, metric: codeUpstreamBadJSON, warn: "not JSON",
+			check: func(t *testing.T, o *outcome) {
+				if string(o.clientBody) != deepAnswer {
+					t.Errorf("the unreadable answer was not forwarded as it came")
+				}
+			}},
 	)
 	return rows
 }
+
+var deepAnswer = `{"usage":` + strings.Repeat(`{"a":`, 10000) + `1` + strings.Repeat(`}`, 10000) + `}`
 
 // TestUpstreamFaults is issue 6 item 2.
 func TestUpstreamFaults(t *testing.T) {

@@ -126,7 +126,7 @@ func BenchmarkTranslateJSON(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				out, _, err := TranslateJSON(dst, &x, body)
+				out, _, _, err := TranslateJSON(dst, &x, body)
 				if err != nil || len(out) == len(body) {
 					b.Fatalf("not translated: %v", err)
 				}

@@ -136,11 +136,11 @@ func FuzzTranslateJSON(f *testing.F) {
 			Op:       OpChatCompletions,
 			Onchain:  OnchainData(int(selector/16) % 3),
 		}
-		out, headers, err := TranslateJSON(nil, &x, body)
+		out, headers, _, err := TranslateJSON(nil, &x, body)
 		if err != nil {
 			return
 		}
-		if x.Client != x.Provider && answerMayNeedEdits(&x) && !gjson.ValidBytes(out) {
+		if !gjson.ValidBytes(out) {
 			t.Fatalf("invalid JSON out: %q", out)
 		}
 		for _, h := range headers {

@@ -152,7 +152,7 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 		}
 		out.Body = result.streamWith(len(resp.Body) + 1)
 	default:
-		b, hs, err := TranslateJSON(nil, &x, resp.Body)
+		b, hs, _, err := TranslateJSON(nil, &x, resp.Body)
 		if err != nil {
 			t.Fatalf("response: %v", err)
 		}

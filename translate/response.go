@@ -47,22 +47,29 @@ type Usage struct {
 // answers without them; per-choice content_filter_results stay, since they explain a content_filter finish.
 var azureAnnotationKeys = stringSet([]string{"prompt_filter_results", "prompt_annotations"})
 
-// TranslateJSON translates a successful JSON answer for the client. The result aliases body when nothing
-// changes; otherwise it is written into dst. Headers are response headers to add (x-onchain-*).
-func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, err error) {
-	if x.Client == x.Provider || !answerMayNeedEdits(x) {
-		return body, nil, nil
-	}
+// TranslateJSON translates a successful JSON answer for the client and reads its token usage, in one
+// validating pass: a body that is not one JSON object is an error whatever the dialects (the caller counts it
+// and forwards it as it came). The result aliases body when nothing changes; otherwise it is written into dst.
+// Headers are response headers to add (x-onchain-*).
+func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, usage Usage, err error) {
 	var members [32]member
 	list, err := scanObjectMembers(body, members[:0])
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Usage{}, err
 	}
-	w := append(dst[:0], '{')
+	edits := x.Client != x.Provider && answerMayNeedEdits(x)
+	w := dst[:0]
+	if edits {
+		w = append(w, '{')
+	}
 	changed, first := false, true
 	for _, m := range list {
 		key := m.rawKey(body)
 		switch {
+		case string(key) == "usage":
+			usage = usageOf(gjson.ParseBytes(m.value(body)))
+		case !edits:
+			continue
 		case x.Provider == EternalAI && string(key) == "onchain_data" && x.Onchain != OnchainKeep:
 			changed = true
 			if x.Onchain == OnchainHeaders {
@@ -73,6 +80,9 @@ func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []
 			changed = true
 			continue
 		}
+		if !edits {
+			continue
+		}
 		if !first {
 			w = append(w, ',')
 		}
@@ -80,9 +90,9 @@ func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []
 		w = append(w, body[m.keyStart:m.valEnd]...)
 	}
 	if !changed {
-		return body, headers, nil
+		return body, headers, usage, nil
 	}
-	return append(w, '}'), headers, nil
+	return append(w, '}'), headers, usage, nil
 }
 
 func answerMayNeedEdits(x *Exchange) bool {
@@ -154,8 +164,9 @@ func HeaderSafe(v string) bool {
 }
 
 // ReadUsage reads prompt and completion tokens from an answer or stream chunk's usage object.
-func ReadUsage(body []byte) Usage {
-	u := gjson.GetBytes(body, "usage")
+func ReadUsage(body []byte) Usage { return usageOf(gjson.GetBytes(body, "usage")) }
+
+func usageOf(u gjson.Result) Usage {
 	if !u.IsObject() {
 		return Usage{}
 	}
