@@ -829,6 +829,18 @@ func mustReplace(t *testing.T, s, old, new string) string {
 
 // --- tests ---
 
+// wantRejected asserts that a broken copy of file was refused, for the reason the case names.
+func wantRejected(t *testing.T, err error, file, want string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("broken %s was accepted", file)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("rejected for another reason:\n got: %v\nwant: ...%s...", err, want)
+	}
+	t.Logf("rejected as expected: %v", err)
+}
+
 // readYAMLFiles reads every dir/*.yaml, keyed by path.
 func readYAMLFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
@@ -925,13 +937,7 @@ func TestBrokenEnvoyYAMLIsRejected(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			broken := mustReplace(t, good, c.old, c.new)
 			_, err := loadEnvoy([]byte(broken))
-			if err == nil {
-				t.Fatalf("broken envoy.yaml was accepted")
-			}
-			if !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("rejected for another reason:\n got: %v\nwant: ...%s...", err, c.want)
-			}
-			t.Logf("rejected as expected: %v", err)
+			wantRejected(t, err, "envoy.yaml", c.want)
 		})
 	}
 }
