@@ -28,6 +28,9 @@ import (
 var (
 	filterWasm []byte // ./plugin: dist/aidialect.wasm (AIDIALECT_WASM names a prebuilt one instead)
 	floorWasm  []byte // ./bench/floorfilter
+	// memstatsWasm is ./plugin built with the aidialect_memstats tag, which exports the guest's live heap
+	// (TestMemoryWorstCase).
+	memstatsWasm []byte
 )
 
 // wasmBuildArgs are `make build`'s: both modules are built the same way.
@@ -54,10 +57,10 @@ func TestMain(m *testing.M) {
 
 func buildModules(dir string) error {
 	var wg sync.WaitGroup
-	var filterErr, floorErr error
-	build := func(pkg, out string, dst *[]byte, errp *error) {
+	var filterErr, floorErr, memstatsErr error
+	build := func(pkg, out string, dst *[]byte, errp *error, extra ...string) {
 		defer wg.Done()
-		cmd := exec.Command("go", append(wasmBuildArgs, "-o", out, pkg)...)
+		cmd := exec.Command("go", append(append(wasmBuildArgs, extra...), "-o", out, pkg)...)
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		if output, err := cmd.CombinedOutput(); err != nil {
 			*errp = fmt.Errorf("building %s for wasip1 failed: %v\n%s", pkg, err, output)
@@ -73,8 +76,11 @@ func buildModules(dir string) error {
 		wg.Add(1)
 		go build("github.com/aidialect/aidialect/plugin", filepath.Join(dir, "aidialect.wasm"), &filterWasm, &filterErr)
 	}
+	wg.Add(1)
+	go build("github.com/aidialect/aidialect/plugin", filepath.Join(dir, "memstats.wasm"), &memstatsWasm, &memstatsErr,
+		"-tags=aidialect_memstats")
 	wg.Wait()
-	return errors.Join(filterErr, floorErr)
+	return errors.Join(filterErr, floorErr, memstatsErr)
 }
 
 // guest is one compiled module running in its own wazero runtime, as proxytest.NewWasmVMContext makes it.

@@ -188,8 +188,8 @@ func parseConfig(data []byte, getenv func(string) string) (*config, error) {
 	if len(data) == 0 {
 		return nil, fieldErr("(root)", "is empty: give at least one provider, see README \"Configuration\"")
 	}
-	if !gjson.ValidBytes(data) {
-		return nil, fieldErr("(root)", "is not valid JSON")
+	if !translate.ValidJSON(data) {
+		return nil, fieldErr("(root)", "is not valid JSON (or is nested deeper than 256 levels)")
 	}
 	raw, err := decodeRawConfig(gjson.ParseBytes(data))
 	if err != nil {
@@ -244,6 +244,13 @@ func parseConfig(data []byte, getenv func(string) string) (*config, error) {
 		}
 		c.defaultRoute = &modelRoute{provider: p, label: defaultLabel, metricID: len(c.metricTargets)}
 		c.metricTargets = append(c.metricTargets, metricTarget{p.name, defaultLabel})
+	}
+	if len(raw.Consumers) > 0 {
+		for _, p := range c.providers {
+			if p.passthrough {
+				return nil, fieldErr("consumers", "cannot be combined with provider %q's \"auth\": \"passthrough\": consumers send gateway keys, which passthrough would forward to the provider; give that provider api_key_env instead, or remove consumers", p.name)
+			}
+		}
 	}
 	for i, rc := range raw.Consumers {
 		cons, err := parseConsumer(fmt.Sprintf("consumers[%d]", i), rc)
@@ -340,12 +347,16 @@ func parseProvider(field string, rp rawProvider, getenv func(string) string) (*p
 	}
 	p.key = rp.APIKey
 	if rp.APIKeyEnv != "" {
+		// The value is never echoed: an operator who pasted the key itself here would find it in Envoy's log.
+		if !isEnvName(rp.APIKeyEnv) {
+			return nil, fieldErr(field+".api_key_env", "must name an environment variable ([A-Za-z_][A-Za-z0-9_]*), not hold the key: put the key in the environment and name the variable here")
+		}
 		if p.key = getenv(rp.APIKeyEnv); p.key == "" {
-			return nil, fieldErr(field+".api_key_env", "names %s, which is unset or empty in the VM: add it to vm_config.environment_variables", rp.APIKeyEnv)
+			return nil, fieldErr(field+".api_key_env", "names a variable that is unset or empty in the VM: add it to vm_config.environment_variables")
 		}
 	}
-	if strings.ContainsAny(p.key, "\r\n\x00") {
-		return nil, fieldErr(field, "the API key contains a line break or NUL")
+	if !translate.HeaderSafe(p.key) {
+		return nil, fieldErr(field, "the API key contains control characters (a line break, NUL or another): it becomes a header value; check how it was pasted")
 	}
 
 	if rp.APIVersion != "" {
@@ -374,6 +385,17 @@ func parseProvider(field string, rp rawProvider, getenv func(string) string) (*p
 		return nil, fieldErr(field+".models", "is empty: list the models this provider serves (\"*\" for all)")
 	}
 	return p, nil
+}
+
+// isEnvName reports whether s is a portable environment variable name.
+func isEnvName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {

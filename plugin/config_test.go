@@ -46,6 +46,14 @@ func TestConfigRejects(t *testing.T) {
 		{"bad onchain_data", `{"providers":[` + minimalProvider + `],"onchain_data":"body"}`, "onchain_data"},
 		{"bad unknown_paths", `{"providers":[` + minimalProvider + `],"unknown_paths":"drop"}`, "unknown_paths"},
 		{"max_request_bytes zero", `{"providers":[` + minimalProvider + `],"max_request_bytes":0}`, "max_request_bytes"},
+		// Issue 10: a key pasted where a variable name belongs is never echoed; keys become header values.
+		{"api_key_env holding a key", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key_env":"sk-proj-Abc123-pasted","models":[{"name":"*"}]}]}`, "api_key_env"},
+		{"api_key_env naming an unset variable", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key_env":"a0b1c2d3e4f5a6b7c8d9","models":[{"name":"*"}]}]}`, "api_key_env"},
+		{"api_key with a control character", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key":"sk-secret\u0001tail","models":[{"name":"*"}]}]}`, "providers[0] (p)"},
+		{"api_key with DEL", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key":"sk-secret\u007ftail","models":[{"name":"*"}]}]}`, "providers[0] (p)"},
+		{"consumers with a passthrough provider", `{"providers":[{"name":"p","dialect":"openai","host":"h","auth":"passthrough","models":[{"name":"*"}]}],` +
+			`"consumers":[{"name":"a","key_sha256":"` + strings.Repeat("ab", 32) + `"}]}`, "consumers"},
+		{"nested 100,000 deep", `{"providers":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, "(root)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,6 +63,11 @@ func TestConfigRejects(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.field) {
 				t.Errorf("error %q does not name %q", err, tt.field)
+			}
+			for _, secret := range []string{"sk-proj-Abc123-pasted", "a0b1c2d3e4f5a6b7c8d9", "sk-secret"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("error %q echoes a secret", err)
+				}
 			}
 		})
 	}

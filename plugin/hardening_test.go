@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -355,12 +356,12 @@ func badInputs() []badInput {
 			ex := azureAI.request(`{` + userMessages + `}`)
 			ex.headers = append(ex.headers, [2]string{"azureml-model-deployment", "llama-x\r\nx-evil: 1"})
 			return ex
-		}(), translate.AzureAI, 400, "invalid_parameter", "azureml-model-deployment"),
+		}(), translate.AzureAI, 400, "invalid_deployment", "azureml-model-deployment"),
 		refused("azureml-model-deployment with a NUL", func() exchange {
 			ex := azureAI.request(`{` + userMessages + `}`)
 			ex.headers = append(ex.headers, [2]string{"azureml-model-deployment", "llama-x\x00"})
 			return ex
-		}(), translate.AzureAI, 400, "invalid_parameter", "azureml-model-deployment"),
+		}(), translate.AzureAI, 400, "invalid_deployment", "azureml-model-deployment"),
 		refused("extra-parameters with CR/LF (azure-ai client, azure-ai provider)", func() exchange {
 			ex := azureAI.request(azureAI.body(""))
 			ex.headers = append(ex.headers, [2]string{"extra-parameters", "drop\r\nx-evil: 1"})
@@ -413,6 +414,69 @@ func badInputs() []badInput {
 			ex.headers = [][2]string{{"api-key", "client-key\x00"}}
 			return ex
 		}(), translate.AzureOpenAI, 401, "unauthorized", ""),
+	)
+
+	// Issue 10: a header that decides routing or authorisation, sent twice, could be read one way here and
+	// another way upstream; the routing header follows the deployment-name rule; client JSON keys never
+	// reach a response header unchecked; a client never picks the organization billed with the gateway's key.
+	withHeader := func(ex exchange, h ...[2]string) exchange { ex.headers = append(ex.headers, h...); return ex }
+	add(
+		refused("azureml-model-deployment sent twice", withHeader(azureAI.request(`{`+userMessages+`}`),
+			[2]string{"azureml-model-deployment", "llama-3-70b"}, [2]string{"azureml-model-deployment", "gpt-4o-expensive"}),
+			translate.AzureAI, 400, "invalid_parameter", "azureml-model-deployment"),
+		refused("azureml-model-deployment as a list", withHeader(azureAI.request(`{`+userMessages+`}`),
+			[2]string{"azureml-model-deployment", "llama-3-70b,gpt-4o-expensive"}),
+			translate.AzureAI, 400, "invalid_deployment", "azureml-model-deployment"),
+		refused("azureml-model-deployment walking a path", withHeader(azureAI.request(`{`+userMessages+`}`),
+			[2]string{"azureml-model-deployment", "../llama"}),
+			translate.AzureAI, 400, "invalid_deployment", "azureml-model-deployment"),
+		refused("authorization sent twice", withHeader(chat(`{"model":"gpt-4.1",`+userMessages+`}`),
+			[2]string{"authorization", "Bearer other-key"}), translate.OpenAI, 400, "invalid_parameter", "authorization"),
+		refused("api-key sent twice", withHeader(azureDeployment.request(azureDeployment.body("")),
+			[2]string{"api-key", "other-key"}), translate.AzureOpenAI, 400, "invalid_parameter", "api-key"),
+		refused("extra-parameters sent twice", withHeader(azureAI.request(azureAI.body("")),
+			[2]string{"extra-parameters", "drop"}, [2]string{"extra-parameters", "pass-through"}),
+			translate.AzureAI, 400, "invalid_parameter", "extra-parameters"),
+		refused("content-encoding sent twice", withHeader(chat(`{"model":"gpt-4.1",`+userMessages+`}`),
+			[2]string{"content-encoding", "identity"}, [2]string{"content-encoding", "gzip"}),
+			translate.OpenAI, 400, "invalid_parameter", "content-encoding"),
+		badInput{name: "a dropped parameter named with CR/LF stays inside its header",
+			ex: chat(`{"model":"llama-3-70b",` + userMessages + `,"x\r\nSet-Cookie: a=1":1,"plain_extra":2}`),
+			passes: func(t *testing.T, o *outcome) {
+				got := o.clientHead["x-aidialect-dropped-params"]
+				if !translate.HeaderSafe(got) || !strings.Contains(got, "plain_extra") || !strings.Contains(got, `"x\r\nSet-Cookie: a=1"`) {
+					t.Errorf("x-aidialect-dropped-params %q", got)
+				}
+				if _, has := o.clientHead["set-cookie"]; has {
+					t.Errorf("a client's key became a response header")
+				}
+			}},
+		badInput{name: "thousands of dropped parameters make a bounded header",
+			ex: chat(`{"model":"llama-3-70b",` + userMessages + manyParams(3000) + `}`),
+			passes: func(t *testing.T, o *outcome) {
+				if got := o.clientHead["x-aidialect-dropped-params"]; len(got) > 1100 || !strings.HasSuffix(got, ",...") {
+					t.Errorf("x-aidialect-dropped-params has %d bytes: %.80q...", len(got), got)
+				}
+			}},
+		badInput{name: "OpenAI-Organization and OpenAI-Project are not forwarded with the gateway's key",
+			ex: withHeader(chat(`{"model":"gpt-4.1",`+userMessages+`}`), [2]string{"openai-organization", "org-client"},
+				[2]string{"openai-project", "proj-client"}),
+			passes: func(t *testing.T, o *outcome) {
+				if o.upstreamHead["openai-organization"] != "" || o.upstreamHead["openai-project"] != "" {
+					t.Errorf("the client chose the billed account: %q", o.upstreamHead)
+				}
+			}},
+		badInput{name: "OpenAI-Organization is forwarded with the client's own key (passthrough)",
+			ex: func() exchange {
+				ex := withHeader(chat(`{"model":"gpt-4.1",`+userMessages+`}`), [2]string{"openai-organization", "org-client"})
+				ex.config = strings.Replace(hardeningConfig, `"api_key": "sk-provider-openai"`, `"auth": "passthrough"`, 1)
+				return ex
+			}(),
+			passes: func(t *testing.T, o *outcome) {
+				if o.upstreamHead["openai-organization"] != "org-client" {
+					t.Errorf("upstream head %q", o.upstreamHead)
+				}
+			}},
 	)
 
 	// Unknown paths and methods.
@@ -524,6 +588,15 @@ func checkRefusal(t *testing.T, o *outcome, client translate.Dialect, status int
 	if param != "" && gotParam.String() != param {
 		t.Errorf("param %q, want %q: %s", gotParam.String(), param, body)
 	}
+}
+
+// manyParams is n extra parameters an azure-ai provider does not know (",p0000000001":1,...).
+func manyParams(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		b.WriteString(`,"unknown_parameter_` + strconv.Itoa(i) + `":1`)
+	}
+	return b.String()
 }
 
 // TestBadInputCatalogue is issue 6 item 1.

@@ -75,13 +75,15 @@ var modes = []mode{
 
 // exchange is one client request and, if the filter lets it through, the upstream's answer.
 type exchange struct {
-	config   string
-	env      map[string]string // native mode only (proxytest's wasm mode sets no environment)
-	method   string
-	path     string
-	headers  [][2]string
-	body     []string // request body chunks; empty: a body-less request
-	upstream *upstreamAnswer
+	config  string
+	env     map[string]string // native mode only (proxytest's wasm mode sets no environment)
+	method  string
+	path    string
+	headers [][2]string
+	body    []string // request body chunks; empty: a body-less request
+	// requestTrailers ends the request with a trailers frame instead of end_of_stream on its last chunk.
+	requestTrailers [][2]string
+	upstream        *upstreamAnswer
 	// trailers ends the upstream answer with trailers instead of end_of_stream on its last chunk.
 	trailers bool
 	// onDone runs after the exchange, while the host (and its metrics) still exist.
@@ -202,10 +204,11 @@ func run(t *testing.T, md mode, ex exchange) *outcome {
 		chunks = append(chunks, []byte(c))
 		total += len(c)
 	}
-	if len(chunks) > 0 && !hasHeader(ex.headers, "content-length") {
+	// A request ending in trailers is chunked (HTTP/1.1) or HTTP/2: it announces no length.
+	if len(chunks) > 0 && ex.requestTrailers == nil && !hasHeader(ex.headers, "content-length") {
 		headers = append(headers, [2]string{"content-length", strconv.Itoa(total)})
 	}
-	record(x.SendRequest(headers, chunks))
+	record(x.SendRequestTrailers(headers, chunks, ex.requestTrailers))
 	if x.Local != nil {
 		o.local = x.Local
 		o.status = x.Local.Status

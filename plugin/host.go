@@ -44,16 +44,26 @@ type requestState struct {
 type statePool struct {
 	free     []*requestState
 	released int
+	// sinceCollect counts the body bytes read from the host since the last collection: each read is a fresh
+	// copy in the guest's heap, garbage once the request ends.
+	sinceCollect int
+	// collectAfter is the byte count that forces a collection (collectAfterBytes unless a test sets it).
+	collectAfter int
 }
 
 const (
 	maxPooledStates = 64
-	// maxPooledBuffer keeps one huge request from pinning its buffers in linear memory for ever.
-	maxPooledBuffer = 1 << 20
+	// maxPooledFootprint keeps one huge request from pinning its buffers in linear memory for ever: a state
+	// whose buffers grew past it is left to the collector instead of being reused.
+	maxPooledFootprint = 1 << 20
 	// collectEvery runs the garbage collector after this many finished requests: in a wasip1 reactor the
 	// background collector barely gets to run, and linear memory never shrinks, so without it memory grows
 	// by hundreds of MiB over 100k requests (bench/memory_test.go guards the flat line).
 	collectEvery = 256
+	// collectAfterBytes runs it as soon as this many body bytes were read since the last collection, so a
+	// run of large bodies cannot grow the heap by collectEvery times their size before the next collection:
+	// peak memory stays within a few times max_request_bytes whatever the request mix.
+	collectAfterBytes = 16 << 20
 )
 
 func (p *statePool) get() *requestState {
@@ -66,18 +76,40 @@ func (p *statePool) get() *requestState {
 }
 
 func (p *statePool) put(s *requestState) {
-	if len(p.free) >= maxPooledStates || cap(s.out) > maxPooledBuffer || cap(s.scratch) > maxPooledBuffer {
+	if len(p.free) >= maxPooledStates || s.footprint() > maxPooledFootprint {
 		return
 	}
 	s.out, s.scratch = s.out[:0], s.scratch[:0]
 	p.free = append(p.free, s)
 }
 
+func (s *requestState) footprint() int {
+	return cap(s.out) + cap(s.scratch) + s.body.Footprint() + s.stream.Footprint()
+}
+
+// handled records n body bytes read from the host, and collects once enough of them piled up. Called from
+// inside callbacks too, so a long stream cannot grow the heap chunk after chunk until it ends.
+func (p *statePool) handled(n int) {
+	p.sinceCollect += n
+	limit := p.collectAfter
+	if limit == 0 {
+		limit = collectAfterBytes
+	}
+	if p.sinceCollect >= limit {
+		p.collect()
+	}
+}
+
 func (p *statePool) maybeCollect() {
 	p.released++
 	if p.released%collectEvery == 0 {
-		runtime.GC()
+		p.collect()
 	}
+}
+
+func (p *statePool) collect() {
+	p.sinceCollect = 0
+	runtime.GC()
 }
 
 // headerList is a header map read in one host call, edited locally and written back in one call: every
@@ -112,6 +144,17 @@ func (l *headerList) get(name string) string {
 		}
 	}
 	return ""
+}
+
+// count is how many times a header is present.
+func (l *headerList) count(name string) int {
+	n := 0
+	for _, kv := range l.pairs {
+		if kv[0] == name {
+			n++
+		}
+	}
+	return n
 }
 
 // set replaces every value of a header with one.

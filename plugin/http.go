@@ -40,6 +40,8 @@ type httpContext struct {
 	target    translate.Target
 	// headersSent: request headers went on (Continue), so they may no longer be edited.
 	headersSent bool
+	// requestDone: the body was checked and rendered (or refused); later request callbacks pass it on.
+	requestDone bool
 	dropped     []string
 	exchange    translate.Exchange
 
@@ -83,6 +85,12 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	if detectErr != nil {
 		return h.reply(req.Dialect, detectErr)
 	}
+	for _, name := range decisiveHeaders {
+		if h.reqHeaders.count(name) > 1 {
+			return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidParameter, name,
+				"the "+name+" header is sent more than once: send it once"))
+		}
+	}
 	h.clientKey = translate.ClientCredential(h.reqHeaders.get("authorization"), h.reqHeaders.get("api-key"))
 	if !translate.HeaderSafe(h.clientKey) {
 		// Passthrough providers get this value in another header: never copy a line break or NUL there.
@@ -109,10 +117,11 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 		return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidJSON, "", "the request has no body: send a JSON object"))
 	}
 	h.req.ModelDeploymentHeader = h.reqHeaders.get("azureml-model-deployment")
-	if req.Dialect == translate.AzureAI && !translate.HeaderSafe(h.req.ModelDeploymentHeader) {
-		// An Azure AI client's header is its model and is forwarded to Azure AI providers as sent.
-		return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidParameter, "azureml-model-deployment",
-			"the azureml-model-deployment header contains control characters: send the deployment name only"))
+	if req.Dialect == translate.AzureAI && h.req.ModelDeploymentHeader != "" && !translate.ValidDeployment(h.req.ModelDeploymentHeader) {
+		// An Azure AI client's header is its model, routes the request and is forwarded to Azure AI providers:
+		// the same rule as a deployment in a path.
+		return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidDeployment, "azureml-model-deployment",
+			"the azureml-model-deployment header must be a deployment name: 1-64 characters of A-Z, a-z, 0-9, '.', '_' or '-'"))
 	}
 	h.req.ExtraParameters = h.reqHeaders.get("extra-parameters")
 	model, inRequestLine := h.req.ModelFromHeaders()
@@ -156,7 +165,7 @@ func (h *httpContext) OnHttpRequestBody(bodySize int, endOfStream bool) (action 
 	if h.mode == responseLocal {
 		return types.ActionPause
 	}
-	if !h.req.Known() || h.req.Op == translate.OpListModels {
+	if !h.req.Known() || h.req.Op == translate.OpListModels || h.requestDone {
 		return types.ActionContinue
 	}
 	if bodySize > h.cfg.maxRequestBytes {
@@ -165,10 +174,36 @@ func (h *httpContext) OnHttpRequestBody(bodySize int, endOfStream bool) (action 
 	if !endOfStream {
 		return types.ActionPause
 	}
+	return h.finishRequest(bodySize)
+}
+
+// OnHttpRequestTrailers finishes a request whose body ended with a trailers frame (HTTP/2, or chunked
+// HTTP/1.1 with trailers): no body callback saw end_of_stream, Envoy still holds the body the filter paused
+// on, and continuing here without the checks would forward it, and the client's own headers, unchecked.
+func (h *httpContext) OnHttpRequestTrailers(int) (action types.Action) {
+	defer h.recoverPanic(&action)
+	h.injectFault("OnHttpRequestTrailers")
+	if h.mode == responseLocal {
+		return types.ActionPause
+	}
+	if !h.req.Known() || h.req.Op == translate.OpListModels || h.requestDone {
+		return types.ActionContinue
+	}
+	return h.finishRequest(wholeBuffer)
+}
+
+// finishRequest checks the whole buffered body, routes on it when the request line did not, renders it for
+// the provider and releases the request. It runs once, at end_of_stream or in the trailers callback.
+func (h *httpContext) finishRequest(bodySize int) types.Action {
+	h.requestDone = true
 	raw, err := proxywasm.GetHttpRequestBody(0, bodySize)
 	if err != nil && err != types.ErrorStatusNotFound {
 		return h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "", "reading the request body failed: "+err.Error()))
 	}
+	if len(raw) > h.cfg.maxRequestBytes {
+		return h.reply(h.req.Dialect, bodyTooLarge(h.cfg.maxRequestBytes))
+	}
+	h.plugin.pool.handled(len(raw))
 	h.state = h.plugin.pool.get()
 	body := &h.state.body
 	if perr := body.Parse(raw); perr != nil {
@@ -220,6 +255,12 @@ func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLengt
 	for _, name := range translate.ClientCredentialHeaders {
 		hs.del(name)
 	}
+	if !p.passthrough {
+		// With the gateway's key, the organization or project billed is the operator's choice, not the client's.
+		for _, name := range translate.ClientAccountHeaders {
+			hs.del(name)
+		}
+	}
 	if key != "" {
 		for _, hdr := range translate.ProviderAuthHeaders(p.dialect, key, p.entraToken) {
 			hs.set(hdr.Name, hdr.Value)
@@ -257,6 +298,14 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		return types.ActionContinue
 	}
 	enc, contentType := h.readResponseHead()
+	if h.status >= 300 && h.status < 400 {
+		// No LLM API answers with a redirect, and following one would send the client, with its gateway key,
+		// wherever the upstream's Location says; its body and Location may also echo the provider key.
+		proxywasm.LogWarnf("aidialect: %s answered %d (a redirect); answered the client with an error instead", h.route.provider.name, h.status)
+		return h.reply(h.exchange.Client, translate.NewError(translate.ErrUpstreamRedirect, "",
+			"the provider "+quoteBounded(h.route.provider.name)+" answered "+strconv.Itoa(h.status)+
+				" (a redirect), which this gateway does not follow: the operator should check the provider's host and base_path"))
+	}
 	if enc != "" && !strings.EqualFold(enc, "identity") {
 		// We asked for identity; a body we cannot read is forwarded as is, and counted.
 		h.metrics.countError(codeUpstreamEncoded)
@@ -267,7 +316,7 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	}
 	hs := &h.respHeaders
 	if len(h.dropped) > 0 {
-		hs.set("x-aidialect-dropped-params", strings.Join(h.dropped, ","))
+		hs.set("x-aidialect-dropped-params", droppedParamsHeader(h.dropped))
 	}
 	if endOfStream {
 		hs.writeResponse()
@@ -281,7 +330,7 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		}
 		hs.set("content-type", "application/json")
 		hs.del("content-length")
-	case h.status >= 200 && h.status < 300 && strings.Contains(contentType, "text/event-stream"):
+	case h.status >= 200 && h.status < 300 && isEventStream(contentType):
 		h.mode = responseStream
 		if h.state == nil {
 			h.state = h.plugin.pool.get()
@@ -336,7 +385,7 @@ func (h *httpContext) bodylessAnswer(contentType string) types.Action {
 	case h.status >= 400:
 		status, body := translate.TranslateError(h.exchange.Client, h.exchange.Provider, h.status, nil)
 		return h.sendLocal(status, body, [][2]string{{"content-type", "application/json"}})
-	case h.status >= 200 && h.status < 300 && strings.Contains(contentType, "text/event-stream"):
+	case h.status >= 200 && h.status < 300 && isEventStream(contentType):
 		h.metrics.countError(codeUpstreamStreamCut)
 	case h.status >= 200 && h.status < 300:
 		h.metrics.countError(codeUpstreamBadJSON)
@@ -389,6 +438,7 @@ func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
 		proxywasm.LogWarnf("aidialect: reading a stream chunk failed: %v", err)
 		return types.ActionContinue
 	}
+	h.plugin.pool.handled(len(chunk))
 	var out []byte
 	switch {
 	case h.streamFailed || h.streamClosed:
@@ -442,6 +492,7 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 		proxywasm.LogWarnf("aidialect: reading the response body failed: %v", err)
 		return
 	}
+	h.plugin.pool.handled(len(body))
 	if h.mode == responseError {
 		_, out := translate.TranslateError(h.exchange.Client, h.exchange.Provider, h.status, body)
 		h.replaceResponseBody(body, h.cfg.secrets.Redact(out))
@@ -590,6 +641,51 @@ func (h *httpContext) clientDialect() (d translate.Dialect) {
 	return req.Dialect
 }
 
+// decisiveHeaders decide authentication, routing or how the body is read. Sent twice, the filter could read
+// one value and the provider another, so a repeated one is refused.
+var decisiveHeaders = []string{"authorization", "api-key", "azureml-model-deployment", "extra-parameters",
+	"content-encoding", "content-length"}
+
+// maxDroppedParamsHeader bounds x-aidialect-dropped-params: the names come from the client's body.
+const maxDroppedParamsHeader = 1024
+
+// droppedParamsHeader lists the dropped parameter names for a response header. The names are the client's own
+// JSON keys: one that is not a plain token (a CR/LF would split the response head, a comma the list) is
+// written Go-quoted in ASCII, and the list is cut at maxDroppedParamsHeader bytes with a final "...".
+func droppedParamsHeader(names []string) string {
+	var b []byte
+	for i, name := range names {
+		start := len(b)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if isToken(name) {
+			b = append(b, name...)
+		} else {
+			b = strconv.AppendQuoteToASCII(b, name)
+		}
+		if len(b) > maxDroppedParamsHeader {
+			b = b[:start]
+			if start > 0 {
+				b = append(b, ',')
+			}
+			return string(append(b, "..."...))
+		}
+	}
+	return string(b)
+}
+
+// isToken reports whether s is a non-empty run of the characters parameter names are made of.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func bodyTooLarge(limit int) *translate.Error {
 	return translate.NewError(translate.ErrBodyTooLarge, "",
 		"the request body is larger than this gateway accepts ("+strconv.Itoa(limit)+" bytes, max_request_bytes)")
@@ -600,6 +696,18 @@ func quoteBounded(s string) string {
 		s = s[:64] + "..."
 	}
 	return strconv.Quote(s)
+}
+
+// isEventStream reports whether a content-type is text/event-stream; media types are case-insensitive
+// (RFC 9110 section 8.3.1), so "Text/Event-Stream" is a stream too and must not be buffered as JSON.
+func isEventStream(contentType string) bool {
+	const sse = "text/event-stream"
+	for i := 0; i+len(sse) <= len(contentType); i++ {
+		if strings.EqualFold(contentType[i:i+len(sse)], sse) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameBytes reports whether two slices are the same memory (not merely equal content).

@@ -32,7 +32,7 @@ var countedCodes = []string{
 	string(translate.ErrInvalidAPIVersion), string(translate.ErrInvalidDeployment), string(translate.ErrInvalidJSON),
 	string(translate.ErrInvalidParameter), string(translate.ErrExtraParametersNotAllowed), string(translate.ErrBodyTooLarge),
 	string(translate.ErrUnsupportedOperation), string(translate.ErrUnsupportedEncoding), string(translate.ErrUnknownPath),
-	string(translate.ErrMethodNotAllowed), string(translate.ErrInternal),
+	string(translate.ErrMethodNotAllowed), string(translate.ErrInternal), string(translate.ErrUpstreamRedirect),
 }
 
 var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
@@ -46,6 +46,15 @@ type metrics struct {
 	promptTokens     []proxywasm.MetricCounter // by modelRoute.metricID
 	completionTokens []proxywasm.MetricCounter
 	errors           map[string]proxywasm.MetricCounter
+	// names keeps every defined name alive. Envoy copies a name when it is defined; the SDK's proxytest host
+	// (the plugin tests, the local gateway) keeps a view into the guest's memory instead, which a collection
+	// would free and reuse, corrupting its metric table.
+	names []string
+}
+
+func (m *metrics) counter(name string) proxywasm.MetricCounter {
+	m.names = append(m.names, name)
+	return proxywasm.DefineCounterMetric(name)
 }
 
 // defineMetrics defines every metric the configuration can produce.
@@ -60,18 +69,18 @@ func defineMetrics(c *config) *metrics {
 		m.requests[d] = make([][len(statusClasses)]proxywasm.MetricCounter, len(providerLabels))
 		for pi, p := range providerLabels {
 			for ci, class := range statusClasses {
-				m.requests[d][pi][ci] = proxywasm.DefineCounterMetric(metricRequests + ".client_dialect." + d.String() +
+				m.requests[d][pi][ci] = m.counter(metricRequests + ".client_dialect." + d.String() +
 					".provider." + p + ".status_class." + class)
 			}
 		}
 	}
 	for _, t := range c.metricTargets {
 		suffix := ".provider." + t.provider + ".model." + t.label
-		m.promptTokens = append(m.promptTokens, proxywasm.DefineCounterMetric(metricPromptTokens+suffix))
-		m.completionTokens = append(m.completionTokens, proxywasm.DefineCounterMetric(metricCompletionTokens+suffix))
+		m.promptTokens = append(m.promptTokens, m.counter(metricPromptTokens+suffix))
+		m.completionTokens = append(m.completionTokens, m.counter(metricCompletionTokens+suffix))
 	}
 	for _, code := range countedCodes {
-		m.errors[code] = proxywasm.DefineCounterMetric(metricFilterErrors + ".code." + code)
+		m.errors[code] = m.counter(metricFilterErrors + ".code." + code)
 	}
 	return m
 }

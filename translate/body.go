@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"unsafe"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -44,6 +46,7 @@ type RequestBody struct {
 	names   []string              // decoded names, only for members whose key had escapes
 	fields  []fieldInfo           // per member, from fieldTable
 	index   [fieldTools + 1]int16 // member index+1 of each fieldKind, 0 when absent
+	seen    map[string]struct{}   // keys, for bodies of many members (views of src: cleared by Parse)
 
 	// Model is the body's model ("" when absent).
 	Model string
@@ -56,19 +59,43 @@ type RequestBody struct {
 	HasChainID bool
 }
 
-// maxTopLevelMembers bounds the keys of a request object; real requests have a few dozen at most.
-const maxTopLevelMembers = 4096
+// maxTopLevelMembers bounds the keys of a request object; real requests have a few dozen at most. The scan
+// stops at the first key past it, so the member table never grows beyond it.
+const (
+	maxTopLevelMembers = 4096
+	tooManyMembers     = "the request body has more than 4096 top-level fields"
+)
+
+// Duplicate keys are found by comparing each key with the ones before it while a body has at most
+// pairwiseMembers members (every real request); a bigger body's keys go into a map instead, linear in the key
+// bytes whatever they share (Go's map hash is seeded per process, so chosen keys cannot make it collide). The
+// map is kept for the next body only when it serves at most maxKeptKeys keys.
+const (
+	pairwiseMembers = 16
+	maxKeptKeys     = 256
+)
 
 // Parse validates src as a JSON object and reads the fields that decide routing. src must not change while
 // the RequestBody is in use.
 func (b *RequestBody) Parse(src []byte) *Error {
-	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0]}
+	clear(b.seen) // the previous body's keys
+	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen}
 	var err error
-	if b.members, err = scanObjectMembers(src, b.members); err != nil {
+	if b.members, err = scanObjectMembersMax(src, b.members, maxTopLevelMembers); err != nil {
+		if err == errTooManyMembers {
+			return NewError(ErrInvalidJSON, "", tooManyMembers)
+		}
 		return NewError(ErrInvalidJSON, "", "the request body is not a valid JSON object: "+err.Error())
 	}
-	if len(b.members) > maxTopLevelMembers {
-		return NewError(ErrInvalidJSON, "", "the request body has too many top-level fields")
+	var seen map[string]struct{} // nil: keys are compared pairwise
+	switch n := len(b.members); {
+	case n > maxKeptKeys:
+		seen = make(map[string]struct{}, n) // for this body only
+	case n > pairwiseMembers:
+		if b.seen == nil {
+			b.seen = make(map[string]struct{}, n)
+		}
+		seen = b.seen
 	}
 	for i, m := range b.members {
 		var info fieldInfo
@@ -78,7 +105,7 @@ func (b *RequestBody) Parse(src []byte) *Error {
 			info = fieldTable[string(m.rawKey(src))]
 		}
 		kind := info.kind
-		if b.duplicateBefore(i) {
+		if seen != nil && b.seenBefore(seen, i) || seen == nil && b.duplicateBefore(i) {
 			name := b.memberName(i)
 			return NewError(ErrInvalidJSON, name, "the request body has the field "+quoteForMessage(name)+
 				" more than once: send each field once")
@@ -109,8 +136,26 @@ func (b *RequestBody) memberName(i int) string {
 	return b.names[i]
 }
 
-// duplicateBefore reports whether member i repeats an earlier key. Upstream parsers disagree on which
-// duplicate wins, so a body with one could be routed on one model and served by another.
+// seenBefore reports whether member i repeats a key in seen, and adds it: members must come in order. An
+// unescaped key is kept as a view of src (no copy), an escaped one decoded, so "mo\u0064el" repeats "model".
+func (b *RequestBody) seenBefore(seen map[string]struct{}, i int) bool {
+	var key string
+	if m := b.members[i]; m.keyEscaped {
+		key = b.memberName(i)
+	} else {
+		raw := m.rawKey(b.src)
+		key = unsafe.String(unsafe.SliceData(raw), len(raw))
+	}
+	if _, dup := seen[key]; dup {
+		return true
+	}
+	seen[key] = struct{}{}
+	return false
+}
+
+// duplicateBefore reports whether member i repeats an earlier key, by comparing it with each (bodies of at
+// most pairwiseMembers members). Upstream parsers disagree on which duplicate wins, so a body with one could
+// be routed on one model and served by another.
 func (b *RequestBody) duplicateBefore(i int) bool {
 	mi := b.members[i]
 	for j := 0; j < i; j++ {

@@ -28,6 +28,7 @@ const (
 	ErrUnknownPath               ErrorCode = "unknown_path"
 	ErrMethodNotAllowed          ErrorCode = "method_not_allowed"
 	ErrUpstreamStream            ErrorCode = "upstream_stream_error"
+	ErrUpstreamRedirect          ErrorCode = "upstream_redirect"
 	ErrInternal                  ErrorCode = "internal_error"
 )
 
@@ -46,6 +47,7 @@ var errorStatus = map[ErrorCode]int{
 	ErrUnknownPath:               404,
 	ErrMethodNotAllowed:          405,
 	ErrUpstreamStream:            502,
+	ErrUpstreamRedirect:          502,
 	ErrInternal:                  500,
 }
 
@@ -245,7 +247,7 @@ func TranslateError(client, provider Dialect, status int, body []byte) (int, []b
 
 // hasErrorEnvelope reports whether body is a JSON error in the dialect's documented envelope.
 func hasErrorEnvelope(d Dialect, body []byte) bool {
-	if !gjson.ValidBytes(body) {
+	if !ValidJSON(body) {
 		return false
 	}
 	e := gjson.GetBytes(body, "error")
@@ -261,7 +263,7 @@ func hasErrorEnvelope(d Dialect, body []byte) bool {
 func parseUpstreamError(status int, body []byte) errorFields {
 	f := errorFields{status: status}
 	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) > 0 && trimmed[0] == '{' && gjson.ValidBytes(trimmed) {
+	if len(trimmed) > 0 && trimmed[0] == '{' && ValidJSON(trimmed) {
 		root := gjson.ParseBytes(trimmed)
 		obj := root
 		if e := root.Get("error"); e.IsObject() {

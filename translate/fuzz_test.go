@@ -40,7 +40,7 @@ func FuzzRenderRequest(f *testing.F) {
 		if err := b.Parse(body); err != nil {
 			if gjson.ValidBytes(body) && gjson.ParseBytes(body).IsObject() && err.Code == ErrInvalidJSON &&
 				!strings.Contains(err.Message, "more than once") && !strings.Contains(err.Message, "deeper") &&
-				utf8.Valid(body) && !strings.Contains(err.Message, "too many") {
+				utf8.Valid(body) && !strings.Contains(err.Message, "top-level fields") {
 				t.Fatalf("valid JSON object refused: %v", err)
 			}
 			return

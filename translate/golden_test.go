@@ -109,6 +109,10 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 	key := c.Provider.Key
 	if c.Provider.Auth == "passthrough" {
 		key = clientKey
+	} else {
+		for _, name := range ClientAccountHeaders {
+			upHeaders = upHeaders.del(name)
+		}
 	}
 	for _, h := range ProviderAuthHeaders(providerDialect, key, c.Provider.Auth == "bearer") {
 		upHeaders = upHeaders.set(h.Name, h.Value)

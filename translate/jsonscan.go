@@ -53,6 +53,15 @@ func skipSpace(src []byte, i int) int {
 // scanObjectMembers validates src as one JSON object (the whole input, surrounding whitespace allowed) and
 // appends its top-level members to dst. This is the only full pass the request path makes over a body.
 func scanObjectMembers(src []byte, dst []member) ([]member, error) {
+	return scanObjectMembersMax(src, dst, 0)
+}
+
+// errTooManyMembers is scanObjectMembersMax's answer to an object with more members than its limit.
+var errTooManyMembers = &syntaxError{msg: "too many members"}
+
+// scanObjectMembersMax is scanObjectMembers that stops with errTooManyMembers at the first member past
+// limit (> 0), so a hostile object never grows dst beyond limit entries.
+func scanObjectMembersMax(src []byte, dst []member, limit int) ([]member, error) {
 	i := skipSpace(src, 0)
 	if i >= len(src) {
 		return dst, syntaxErr(i, "empty body: expected a JSON object")
@@ -60,7 +69,7 @@ func scanObjectMembers(src []byte, dst []member) ([]member, error) {
 	if src[i] != '{' {
 		return dst, syntaxErr(i, "expected a JSON object, found %s", describeByte(src[i]))
 	}
-	end, err := scanObject(src, i, 1, &dst)
+	end, err := scanObject(src, i, 1, &dst, limit)
 	if err != nil {
 		return dst, err
 	}
@@ -68,6 +77,16 @@ func scanObjectMembers(src []byte, dst []member) ([]member, error) {
 		return dst, syntaxErr(j, "unexpected data after the JSON object")
 	}
 	return dst, nil
+}
+
+// ValidJSON reports whether b is exactly one JSON value (surrounding whitespace allowed) nested at most
+// maxJSONDepth levels deep, with strings of valid UTF-8 (RFC 8259). Its recursion is bounded by that depth,
+// unlike gjson.ValidBytes, which recurses once per level of the input: in a wasm VM a deep enough input
+// overflows the host stack, a trap that no recover sees and that kills the VM. It allocates only when b is
+// invalid.
+func ValidJSON(b []byte) bool {
+	end, err := scanValue(b, skipSpace(b, 0), 0)
+	return err == nil && skipSpace(b, end) == len(b)
 }
 
 func describeByte(c byte) string {
@@ -89,8 +108,8 @@ func describeByte(c byte) string {
 }
 
 // scanObject validates the object starting at src[i] == '{' and returns the offset after it. When members
-// is not nil, the object's members are appended to it.
-func scanObject(src []byte, i, depth int, members *[]member) (int, error) {
+// is not nil, the object's members are appended to it; limit > 0 bounds how many (errTooManyMembers).
+func scanObject(src []byte, i, depth int, members *[]member, limit int) (int, error) {
 	if depth > maxJSONDepth {
 		return 0, syntaxErr(i, "JSON nested deeper than %d levels", maxJSONDepth)
 	}
@@ -98,7 +117,10 @@ func scanObject(src []byte, i, depth int, members *[]member) (int, error) {
 	if i < len(src) && src[i] == '}' {
 		return i + 1, nil
 	}
-	for {
+	for n := 0; ; n++ {
+		if n == limit && limit > 0 {
+			return 0, errTooManyMembers
+		}
 		if i >= len(src) || src[i] != '"' {
 			return 0, unexpected(src, i, "an object key")
 		}
@@ -151,7 +173,7 @@ func scanValue(src []byte, i, depth int) (int, error) {
 		end, _, err := scanString(src, i)
 		return end, err
 	case c == '{':
-		return scanObject(src, i, depth+1, nil)
+		return scanObject(src, i, depth+1, nil, 0)
 	case c == '[':
 		return scanArray(src, i, depth+1)
 	case c == '-' || (c >= '0' && c <= '9'):

@@ -1,8 +1,8 @@
 package translate
 
 import (
-	"bytes"
 	"strings"
+	"unsafe"
 )
 
 // Redacted is what a provider key becomes in bytes bound for a client.
@@ -55,11 +55,17 @@ func (r *Redactor) Empty() bool { return len(r.secrets) == 0 }
 // Found reports whether b contains a secret.
 func (r *Redactor) Found(b []byte) bool {
 	for _, s := range r.secrets {
-		if bytes.Contains(b, []byte(s)) {
+		if index(b, s) >= 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// index is bytes.Index(b, []byte(s)) without the conversion, which allocates for a key over 32 bytes; the
+// string view of b is only read, during the call.
+func index(b []byte, s string) int {
+	return strings.Index(unsafe.String(unsafe.SliceData(b), len(b)), s)
 }
 
 // FoundString reports whether s contains a secret.
@@ -72,23 +78,24 @@ func (r *Redactor) FoundString(s string) bool {
 	return false
 }
 
-// Redact returns b with every secret replaced by Redacted: b itself, not copied, when it holds none.
+// Redact returns b with every secret replaced by Redacted: b itself, not copied (and nothing allocated), when
+// it holds none. b is never written to. Each secret, longest first, costs one forward pass over the text,
+// which builds the output once whatever the number of occurrences.
 func (r *Redactor) Redact(b []byte) []byte {
-	if !r.Found(b) {
-		return b
-	}
 	out := b
 	for _, s := range r.secrets {
-		for from := 0; ; {
-			i := bytes.Index(out[from:], []byte(s))
-			if i < 0 {
-				break
-			}
-			i += from
-			// out[:i:i] makes append copy: b is never written to.
-			out = append(append(out[:i:i], Redacted...), out[i+len(s):]...)
-			from = i + len(Redacted) // past the replacement, which may itself contain a (silly) key
+		i := index(out, s)
+		if i < 0 {
+			continue
 		}
+		w := make([]byte, 0, len(out)+len(Redacted)-len(s)) // one occurrence fits; more grow it by doubling
+		from := 0
+		for i >= 0 {
+			w = append(append(w, out[from:from+i]...), Redacted...)
+			from += i + len(s) // past the occurrence: a replacement is never searched again for this secret
+			i = index(out[from:], s)
+		}
+		out = append(w, out[from:]...)
 	}
 	return out
 }

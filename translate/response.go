@@ -104,10 +104,21 @@ func inSet(set map[string]struct{}, key []byte) bool {
 	return ok
 }
 
+// An upstream decides how many onchain_data fields there are: the headers made from them are bounded so one
+// answer cannot inflate the response head without limit.
+const (
+	maxOnchainHeaders     = 32
+	maxOnchainHeaderBytes = 8 << 10
+)
+
 // onchainHeaders exposes onchain_data's scalar fields as x-onchain-<field> headers. Values come from the
 // upstream, so only header-safe ones are used: a CR/LF could otherwise split the response head.
 func onchainHeaders(raw []byte, headers []Header) []Header {
+	added, size := 0, 0
 	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
+		if added == maxOnchainHeaders || size > maxOnchainHeaderBytes {
+			return false // the rest stays out of the head; the fields are still in the upstream's own answer
+		}
 		var value string
 		switch v.Type {
 		case gjson.String:
@@ -120,6 +131,8 @@ func onchainHeaders(raw []byte, headers []Header) []Header {
 		name, ok := headerName("x-onchain-", k.String())
 		if ok && headerValueSafe(value) {
 			headers = append(headers, Header{name, value})
+			added++
+			size += len(name) + len(value)
 		}
 		return true
 	})
@@ -196,6 +209,10 @@ func ProviderAuthHeaders(d Dialect, key string, entraToken bool) []Header {
 // ClientCredentialHeaders are the request headers a client credential may arrive in; all are removed before
 // a request goes upstream unless the provider forwards the client's own key.
 var ClientCredentialHeaders = []string{"authorization", "api-key"}
+
+// ClientAccountHeaders choose the OpenAI organization and project a request is billed to; they are removed
+// unless the provider forwards the client's own key.
+var ClientAccountHeaders = []string{"openai-organization", "openai-project"}
 
 // ClientCredential extracts the client's key from Authorization: Bearer or api-key.
 func ClientCredential(authorization, apiKey string) string {

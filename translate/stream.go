@@ -181,7 +181,7 @@ func (s *StreamTranslator) Close() []byte {
 // fail on the fragment instead of reporting the error event that follows, and a fragment must not decide
 // whether the answer finished.
 func cutMidEvent(ev SSEEvent) bool {
-	return ev.HasData && !bytes.Equal(bytes.TrimSpace(ev.Data), doneData) && !gjson.ValidBytes(ev.Data)
+	return ev.HasData && !bytes.Equal(bytes.TrimSpace(ev.Data), doneData) && !ValidJSON(ev.Data)
 }
 
 // blankLineEnding is what must follow an event's bytes so that the next event starts on its own: a stream

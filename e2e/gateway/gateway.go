@@ -4,6 +4,14 @@
 //
 // It is strict where Envoy is unforgiving: when the filter breaks a host rule of
 // shared/reference/envoy-host.md sections 1-5, the request fails with a 502 and a log line naming the rule.
+//
+// When the VM traps (a stack overflow, out of memory, unreachable: no Go panic the filter could recover), it
+// behaves as Envoy with failure_policy FAIL_RELOAD, what this project ships: the failing request gets
+// Envoy's answer for a failed Wasm stream (a 503 with an empty body, or a reset connection once the response
+// has begun; other requests caught on the same VM fail the same way), a "VM TRAPPED" log line, and a fresh
+// VM from the same module and configuration serves the requests after it. (Envoy makes the new VM for the
+// first request that comes at least a backoff interval, about 1 s by default, after the last load, and
+// answers 503 until then; the gateway reloads at once.)
 // Production traffic belongs on Envoy (envoy/README.md).
 package gateway
 
@@ -20,6 +28,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
@@ -48,8 +57,13 @@ type Options struct {
 
 // Gateway is an http.Handler running the filter.
 type Gateway struct {
-	host          *hostemu.Host
-	vm            proxytest.WasmVMContext
+	wasm, config []byte // what a reload starts a new VM from
+
+	mu     sync.RWMutex // guards host, vm and closed; held for writing while the VM is swapped
+	host   *hostemu.Host
+	vm     proxytest.WasmVMContext // nil after a failed reload
+	closed bool
+
 	routingHeader string
 	upstreams     map[string]*url.URL
 	client        *http.Client
@@ -71,16 +85,13 @@ func New(opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	vm, err := proxytest.NewWasmVMContext(opts.Wasm)
+	host, vm, err := startVM(opts.Wasm, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("loading the wasm module: %w", err)
-	}
-	host, err := hostemu.New(vm, cfg)
-	if err != nil {
-		vm.Close()
 		return nil, err
 	}
 	g := &Gateway{
+		wasm:          opts.Wasm,
+		config:        cfg,
 		host:          host,
 		vm:            vm,
 		routingHeader: orDefault(gjson.GetBytes(cfg, "routing_header").String(), "x-aidialect-provider"),
@@ -110,14 +121,69 @@ func New(opts Options) (*Gateway, error) {
 	return g, nil
 }
 
-// Close stops the plugin and frees the VM.
-func (g *Gateway) Close() {
-	g.host.Close()
-	g.vm.Close()
+// loadVM compiles the module into a fresh VM. Tests replace it to run a native filter that can trap.
+var loadVM = proxytest.NewWasmVMContext
+
+// startVM makes a VM and starts the plugin in it.
+func startVM(wasm, config []byte) (*hostemu.Host, proxytest.WasmVMContext, error) {
+	vm, err := loadVM(wasm)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading the wasm module: %w", err)
+	}
+	host, err := hostemu.New(vm, config)
+	if err != nil {
+		vm.Close()
+		return nil, nil, err
+	}
+	return host, vm, nil
 }
 
-// Counter reads one of the filter's metrics.
-func (g *Gateway) Counter(name string) (uint64, error) { return g.host.Counter(name) }
+// Close stops the plugin and frees the VM.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	g.host.Close()
+	if g.vm != nil {
+		g.vm.Close()
+		g.vm = nil
+	}
+}
+
+// current is the host serving new requests.
+func (g *Gateway) current() *hostemu.Host {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.host
+}
+
+// reload replaces a dead host with a fresh VM from the same module and configuration (FAIL_RELOAD). Of the
+// requests that saw the same VM die, the first reloads and the others find the work done. Requests arriving
+// meanwhile wait for the new VM. A failed reload leaves the dead host in place: requests get the 503 and the
+// next one tries again.
+func (g *Gateway) reload(dead *hostemu.Host) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.host != dead {
+		return
+	}
+	// proxytest allows one emulator per process: the dead one goes first.
+	dead.Close()
+	if g.vm != nil {
+		g.vm.Close()
+		g.vm = nil
+	}
+	host, vm, err := startVM(g.wasm, g.config)
+	if err != nil {
+		g.log.Printf("VM RELOAD FAILED: %v (requests get a 503 until a reload succeeds)", err)
+		return
+	}
+	g.host, g.vm = host, vm
+	g.log.Printf("VM reloaded (failure_policy FAIL_RELOAD): a fresh VM serves the next requests")
+}
+
+// Counter reads one of the filter's metrics (those of the current VM: a reload starts from zero).
+func (g *Gateway) Counter(name string) (uint64, error) { return g.current().Counter(name) }
 
 // ResolveKeyEnv replaces each provider's api_key_env with api_key read from getenv. Envoy fills the VM's
 // environment from vm_config.environment_variables; the emulator cannot, so the gateway does it up front.
@@ -147,8 +213,9 @@ func ResolveKeyEnv(config []byte, getenv func(string) string) ([]byte, error) {
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	status := 0
+	aborted := ""
 	defer func() {
-		g.log.Printf("%s %s -> %d (%s)", r.Method, r.URL.RequestURI(), status, time.Since(start).Round(time.Millisecond))
+		g.log.Printf("%s %s -> %d%s (%s)", r.Method, r.URL.RequestURI(), status, aborted, time.Since(start).Round(time.Millisecond))
 	}()
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	if err != nil {
@@ -156,9 +223,23 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "reading the request body: "+err.Error(), status)
 		return
 	}
-	x := g.host.Begin()
+	host := g.current()
+	defer func() {
+		// After x.Finish (deferred below), also when the connection is being aborted.
+		if host.Dead() != nil {
+			g.reload(host)
+		}
+	}()
+	x := host.Begin()
 	defer x.Finish()
-	if err := x.SendRequest(requestHeaders(r), chunk(body, 16<<10)); err != nil {
+	// Trailers (chunked HTTP/1.1) are known once the body was read: then no body callback carries
+	// end_of_stream and the filter's trailers callback runs, as in Envoy.
+	if trailers := headerPairs(r.Trailer); len(trailers) > 0 {
+		err = x.SendRequestTrailers(requestHeaders(r), chunk(body, 16<<10), trailers)
+	} else {
+		err = x.SendRequest(requestHeaders(r), chunk(body, 16<<10))
+	}
+	if err != nil {
 		status = g.fail(w, err, false)
 		return
 	}
@@ -193,21 +274,39 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	status = cw.status
 	if err != nil {
+		if cw.status != 0 {
+			aborted = ", connection aborted"
+		}
 		status = g.fail(w, err, cw.status != 0)
 	}
 }
 
 // fail reports an error: a 502 naming the broken rule when the client has no answer yet, else an aborted
-// connection (as Envoy resets a stream it cannot finish).
+// connection (as Envoy resets a stream it cannot finish). A dead VM gets Envoy's own answer instead.
 func (g *Gateway) fail(w http.ResponseWriter, err error, answered bool) int {
 	var rule *hostemu.RuleError
-	if errors.As(err, &rule) {
+	dead := errors.Is(err, hostemu.ErrVMDead)
+	switch {
+	case dead:
+		g.log.Printf("VM TRAPPED: %v", err)
+	case errors.As(err, &rule):
 		g.log.Printf("HOST RULE BROKEN (%s): %s", rule.Rule, rule.Detail)
-	} else {
+	default:
 		g.log.Printf("error: %v", err)
 	}
 	if answered {
 		panic(http.ErrAbortHandler)
+	}
+	if dead {
+		// Envoy fails the stream of a failed VM (proxy-wasm-cpp-host's CHECK_FAIL_HTTP calls failStream;
+		// Envoy's Context::failStream sends a local reply 503 with an empty body, response code details
+		// wasm_fail_stream); the filter's response callbacks do not see it. Flushed now: a reload follows.
+		w.Header().Set("content-length", "0")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		return http.StatusServiceUnavailable
 	}
 	msg := err.Error()
 	body, _ := json.Marshal(map[string]any{"error": map[string]any{
@@ -243,6 +342,16 @@ func (g *Gateway) forward(ctx context.Context, up *hostemu.Request) (*http.Respo
 		}
 	}
 	req.ContentLength = int64(len(up.Body))
+	if len(up.Trailers) > 0 && len(up.Body) > 0 {
+		// HTTP/1.1 carries trailers only after a chunked body, so the length is not sent up front (Envoy over
+		// HTTP/2 would send both). The trailers of a body-less request are dropped: sending them would take
+		// chunked framing, a body the upstream does not expect on, say, a GET.
+		req.ContentLength = -1
+		req.Trailer = http.Header{}
+		for _, kv := range up.Trailers {
+			req.Trailer.Add(kv[0], kv[1])
+		}
+	}
 	return g.client.Do(req)
 }
 

@@ -3,6 +3,12 @@
 // headers went on, a pause that would hang, a wrong content-length, a paused stream, a local reply that does
 // not stop the exchange or comes back translated. A broken rule is a *RuleError.
 //
+// It also models a dead VM. A trap in the wasm VM (stack overflow, out of memory, unreachable) is no Go panic
+// the filter could recover: proxytest's wasm mode turns the failed wazero call into a panic in the host. Any
+// panic coming out of the emulator kills the Host: that call and every later one return an error wrapping
+// ErrVMDead, without touching the VM again. What Envoy then answers is the caller's business (see the local
+// gateway in e2e/gateway).
+//
 // The plugin tests and the local gateway (e2e/) both drive the filter through this package, so a mistake
 // surfaces before it reaches an Envoy.
 package hostemu
@@ -16,6 +22,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
 )
@@ -32,11 +39,27 @@ func ruleErr(rule, format string, args ...any) error {
 	return &RuleError{Rule: rule, Detail: fmt.Sprintf(format, args...)}
 }
 
+// ErrVMDead: the VM trapped (a panic came out of the emulator). The errors a Host returns wrap it, with the
+// panic's message; test with errors.Is.
+var ErrVMDead = errors.New("the wasm VM trapped and is dead")
+
+// errClosed is returned by calls on a Host after Close.
+var errClosed = errors.New("hostemu: the host is closed")
+
+// lostEmulator is set when proxytest panicked while registering an emulator: its process-wide lock is then
+// never released, and a later New would block forever, so New fails at once instead.
+var lostEmulator struct {
+	sync.Mutex
+	err error
+}
+
 // Host is one VM with the plugin started. Callbacks run one at a time, as on an Envoy worker thread.
 type Host struct {
-	mu    sync.Mutex
-	emu   proxytest.HostEmulator
-	reset func()
+	mu     sync.Mutex
+	emu    proxytest.HostEmulator
+	reset  func()
+	dead   error // non-nil once the VM trapped; wraps ErrVMDead
+	closed bool
 	// RouteClears counts calls of the clear_route_cache foreign function.
 	RouteClears int
 }
@@ -44,41 +67,104 @@ type Host struct {
 // New starts the plugin with the configuration. proxytest allows one emulator per process at a time: Close
 // it before starting another.
 func New(vm types.VMContext, pluginConfig []byte) (*Host, error) {
+	lostEmulator.Lock()
+	lost := lostEmulator.err
+	lostEmulator.Unlock()
+	if lost != nil {
+		return nil, lost
+	}
 	h := &Host{}
 	opt := proxytest.NewEmulatorOption().WithVMContext(vm).WithPluginConfiguration(pluginConfig)
-	h.emu, h.reset = proxytest.NewHostEmulator(opt)
+	if err := h.start(opt); err != nil {
+		return nil, err
+	}
 	h.emu.RegisterForeignFunction("clear_route_cache", func([]byte) []byte {
 		h.RouteClears++
 		return []byte{0}
 	})
-	if h.emu.StartPlugin() != types.OnPluginStartStatusOK {
-		logs := strings.Join(h.emu.GetCriticalLogs(), "\n")
+	var status types.OnPluginStartStatus
+	err := h.do(func() error {
+		status = h.emu.StartPlugin()
+		return nil
+	})
+	if err == nil && status != types.OnPluginStartStatusOK {
+		err = fmt.Errorf("the plugin refused to start: %s", strings.Join(h.emu.GetCriticalLogs(), "\n"))
+	}
+	if err != nil {
 		h.Close()
-		return nil, fmt.Errorf("the plugin refused to start: %s", logs)
+		return nil, err
 	}
 	return h, nil
 }
 
-// Close releases the emulator.
+// start creates the emulator; creating it already calls into the VM (the plugin context is made there).
+func (h *Host) start(opt *proxytest.EmulatorOption) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: creating the plugin context: %v", ErrVMDead, r)
+			lostEmulator.Lock()
+			lostEmulator.err = fmt.Errorf("hostemu: no new emulator in this process, an earlier one was lost (%w)", err)
+			lostEmulator.Unlock()
+		}
+	}()
+	h.emu, h.reset = proxytest.NewHostEmulator(opt)
+	return nil
+}
+
+// do runs f with the host lock held, one callback sequence at a time. A panic out of the emulator is a trap:
+// it kills the host; this call returns an error wrapping ErrVMDead with the panic's message, and every later
+// one returns that error wrapped again, at once. The lock is released on every path.
+func (h *Host) do(f func() error) (err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.dead != nil {
+		return fmt.Errorf("%w (an earlier call trapped; this one never reached the VM)", h.dead)
+	}
+	if h.closed {
+		return errClosed
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			h.dead = fmt.Errorf("%w: %v", ErrVMDead, r)
+			err = h.dead
+		}
+	}()
+	return f()
+}
+
+// Dead returns nil while the VM is alive, else the error (wrapping ErrVMDead) that killed it.
+func (h *Host) Dead() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.dead
+}
+
+// Close releases the emulator. Calls on the host afterwards fail without touching it.
 func (h *Host) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
 	if h.reset != nil {
 		h.reset()
 		h.reset = nil
 	}
 }
 
-// Logs returns the plugin's log lines at warn level and above, oldest first.
+// Logs returns the plugin's log lines at warn level and above, oldest first. The lines are the host's
+// record, so they can still be read once the VM died (they often say why).
 func (h *Host) Logs() (warn, errs, critical []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.emu.GetWarnLogs(), h.emu.GetErrorLogs(), h.emu.GetCriticalLogs()
 }
 
-// Counter reads a counter metric (0 and an error when it is not defined).
-func (h *Host) Counter(name string) (uint64, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.emu.GetCounterMetric(name)
+// Counter reads a counter metric (0 and an error when it is not defined, or the VM died).
+func (h *Host) Counter(name string) (v uint64, err error) {
+	err = h.do(func() (err error) {
+		v, err = h.emu.GetCounterMetric(name)
+		return err
+	})
+	return v, err
 }
 
 // Exchange is one request/response pair through the filter.
@@ -104,6 +190,8 @@ type Exchange struct {
 type Request struct {
 	Headers [][2]string // including :method, :path, :authority
 	Body    []byte
+	// Trailers are the request's trailers as the filter left them (nil: the request had none).
+	Trailers [][2]string
 }
 
 // Header returns a header's value ("" when absent).
@@ -116,55 +204,106 @@ type Response struct {
 	Body    []byte
 }
 
-// Begin starts an exchange.
+// Begin starts an exchange. On a dead host the exchange's calls return the host's error.
 func (h *Host) Begin() *Exchange {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return &Exchange{h: h, id: h.emu.InitializeHttpContext()}
+	x := &Exchange{h: h}
+	if err := h.do(func() error {
+		x.id = h.emu.InitializeHttpContext()
+		return nil
+	}); err != nil {
+		x.done = true // no context to complete
+	}
+	return x
 }
 
-// Finish ends the exchange (OnHttpStreamDone); call it once, whatever happened.
+// Finish ends the exchange (OnHttpStreamDone); call it once, whatever happened. It returns at once when the
+// VM is dead.
 func (x *Exchange) Finish() {
-	x.h.mu.Lock()
-	defer x.h.mu.Unlock()
-	if !x.done {
-		x.done = true
-		x.h.emu.CompleteHttpContext(x.id)
-	}
+	x.h.do(func() error {
+		if !x.done {
+			x.done = true
+			x.h.emu.CompleteHttpContext(x.id)
+		}
+		return nil
+	})
 }
 
 // SendRequest runs the request callbacks: the headers, then each body chunk (the last with end_of_stream;
 // no chunks: a body-less request). It returns with x.Local set when the filter answered itself, else with
 // x.Upstream set.
 func (x *Exchange) SendRequest(headers [][2]string, chunks [][]byte) error {
-	x.h.mu.Lock()
-	defer x.h.mu.Unlock()
-	action := x.h.emu.CallOnRequestHeaders(x.id, headers, len(chunks) == 0)
+	return x.SendRequestTrailers(headers, chunks, nil)
+}
+
+// SendRequestTrailers is SendRequest for a request that may end with trailers (HTTP/2, or chunked HTTP/1.1).
+// With trailers != nil no callback sees end_of_stream: the headers (with no chunks) and every body chunk go
+// without it, then OnHttpRequestTrailers runs. As in Envoy, a body the last body callback paused on stays
+// buffered, and the trailers callback can still read and replace it, and edit the headers if they were never
+// released; its Continue forwards headers, body and trailers as the filter left them. Its Pause would hang
+// the request (a *RuleError), and a local reply from it stops the request like from any other callback.
+func (x *Exchange) SendRequestTrailers(headers [][2]string, chunks [][]byte, trailers [][2]string) error {
+	return x.h.do(func() error { return x.sendRequest(headers, chunks, trailers) })
+}
+
+// sendRequest runs with the host lock held.
+func (x *Exchange) sendRequest(headers [][2]string, chunks [][]byte, trailers [][2]string) error {
+	emu := x.h.emu
+	hasTrailers := trailers != nil
+	action := emu.CallOnRequestHeaders(x.id, headers, len(chunks) == 0 && !hasTrailers)
 	if local, err := x.localReply(action, "OnHttpRequestHeaders"); local || err != nil {
 		return err
 	}
 	if action == types.ActionContinue {
-		x.requestHeaders = headerMap(x.h.emu.GetCurrentRequestHeaders(x.id))
+		x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
 	}
+	// sent is what already went upstream. proxytest hands each body callback the bytes buffered since the
+	// last Continue plus the new chunk, as Envoy does after StopIterationAndBuffer; a Continue sends them all.
 	var sent []byte
+	held := false // the last body callback paused: Envoy holds the body since the last Continue
 	for i, chunk := range chunks {
-		last := i == len(chunks)-1
-		action = x.h.emu.CallOnRequestBody(x.id, chunk, last)
+		last := i == len(chunks)-1 && !hasTrailers
+		action = emu.CallOnRequestBody(x.id, chunk, last)
 		if err := x.checkFrozenRequest("OnHttpRequestBody"); err != nil {
 			return err
 		}
 		if local, err := x.localReply(action, "OnHttpRequestBody"); local || err != nil {
 			return err
 		}
+		held = action != types.ActionContinue
 		switch {
-		case action == types.ActionContinue:
-			sent = append(sent, x.h.emu.GetCurrentRequestBody(x.id)...)
+		case !held:
+			sent = append(sent, emu.GetCurrentRequestBody(x.id)...)
 			if x.requestHeaders == nil {
-				x.requestHeaders = headerMap(x.h.emu.GetCurrentRequestHeaders(x.id))
+				x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
 			}
 		case last:
 			return ruleErr("envoy-host 3", "OnHttpRequestBody paused at end_of_stream: the request would hang")
 		}
+	}
+	var upTrailers [][2]string
+	if hasTrailers {
+		before := bytes.Clone(emu.GetCurrentRequestBody(x.id))
+		action = emu.CallOnRequestTrailers(x.id, trailers)
+		if err := x.checkFrozenRequest("OnHttpRequestTrailers"); err != nil {
+			return err
+		}
+		if local, err := x.localReply(action, "OnHttpRequestTrailers"); local || err != nil {
+			return err
+		}
+		if action != types.ActionContinue {
+			return ruleErr("envoy-host 4", "OnHttpRequestTrailers returned %v: nothing resumes the request, it would hang", action)
+		}
+		body := emu.GetCurrentRequestBody(x.id)
+		if held {
+			sent = append(sent, body...)
+		} else if !bytes.Equal(before, body) {
+			return ruleErr("envoy-host 4", "OnHttpRequestTrailers changed the request body, but Envoy holds none: "+
+				"every chunk already went upstream (pause the body callbacks to keep it)")
+		}
+		if x.requestHeaders == nil {
+			x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
+		}
+		upTrailers = currentRequestTrailers(trailers)
 	}
 	if x.requestHeaders == nil {
 		return ruleErr("envoy-host 1", "the request headers were paused and never released")
@@ -172,8 +311,22 @@ func (x *Exchange) SendRequest(headers [][2]string, chunks [][]byte) error {
 	if cl, ok := x.requestHeaders["content-length"]; ok && cl != strconv.Itoa(len(sent)) {
 		return ruleErr("envoy-host 3", "content-length %s but the upstream body has %d bytes", cl, len(sent))
 	}
-	x.Upstream = &Request{Headers: cloneHeaders(x.h.emu.GetCurrentRequestHeaders(x.id)), Body: sent}
+	x.Upstream = &Request{Headers: cloneHeaders(emu.GetCurrentRequestHeaders(x.id)), Body: sent, Trailers: upTrailers}
 	return nil
+}
+
+// currentRequestTrailers reads the request trailers as the trailers callback left them. The emulator has no
+// getter for them, so they are read through the SDK's host ABI: the exchange's context is still the active one
+// (the trailers callback just ran, under the host lock). Called with mu held.
+func currentRequestTrailers(sent [][2]string) [][2]string {
+	got, err := proxywasm.GetHttpRequestTrailers()
+	switch {
+	case errors.Is(err, types.ErrorStatusNotFound):
+		return [][2]string{} // the filter removed them all
+	case err != nil:
+		return cloneHeaders(sent)
+	}
+	return cloneHeaders(got)
 }
 
 // localReply records a local reply if the last callback sent one, checking it stopped the exchange and that
@@ -226,25 +379,65 @@ type ClientWriter interface {
 	WriteBody(p []byte) error
 }
 
+// released is what one callback let through to the client; it is written after the host lock is dropped, so
+// the client writer never runs under the lock and its panics are never taken for a trap.
+type released struct {
+	headers bool
+	status  int
+	head    [][2]string
+	body    []byte
+}
+
+func (o *released) writeTo(w ClientWriter) error {
+	if o.headers {
+		w.WriteHeaders(o.status, o.head)
+	}
+	if len(o.body) > 0 {
+		return w.WriteBody(o.body)
+	}
+	return nil
+}
+
+// step runs one response callback under the host lock, then writes what it released to w.
+func (x *Exchange) step(w ClientWriter, f func(o *released) error) error {
+	var o released
+	err := x.h.do(func() error { return f(&o) })
+	if err != nil && err != errLocalReplied {
+		return err
+	}
+	if werr := o.writeTo(w); werr != nil {
+		return werr
+	}
+	return err
+}
+
 // RelayResponse runs the response callbacks over the upstream's answer, read from body as it arrives, and
 // passes what the filter releases to w. trailers, when not nil, is called after body ends and returns the
 // upstream's trailers (none: the last body callback carries end_of_stream).
 func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader, trailers func() [][2]string, w ClientWriter) error {
 	head := append([][2]string{{":status", strconv.Itoa(status)}}, headers...)
-	x.stream = strings.Contains(lookup(headers, "content-type"), "text/event-stream")
-	x.h.mu.Lock()
-	action := x.h.emu.CallOnResponseHeaders(x.id, head, body == nil)
-	if replied, err := x.responseLocalReply(action, "OnHttpResponseHeaders", w); replied || err != nil {
-		x.h.mu.Unlock()
+	x.stream = isEventStream(lookup(headers, "content-type"))
+	err := x.step(w, func(o *released) error {
+		action := x.h.emu.CallOnResponseHeaders(x.id, head, body == nil)
+		if replied, err := x.responseLocalReply(action, "OnHttpResponseHeaders", o); replied || err != nil {
+			if err == nil {
+				err = errLocalReplied
+			}
+			return err
+		}
+		if action == types.ActionContinue {
+			x.releaseHeaders(o)
+		} else if x.stream {
+			return ruleErr("envoy-host 4", "response headers of an event stream paused")
+		}
+		return nil
+	})
+	if err == errLocalReplied {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	if action == types.ActionContinue {
-		x.releaseHeaders(w)
-	} else if x.stream {
-		x.h.mu.Unlock()
-		return ruleErr("envoy-host 4", "response headers of an event stream paused")
-	}
-	x.h.mu.Unlock()
 	if body == nil {
 		if x.responseHeaders == nil {
 			return ruleErr("envoy-host 1", "response headers paused on a body-less response")
@@ -265,7 +458,7 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 		}
 		last := end && trailers == nil
 		if err := x.bodyCallback(pending, last, w); err != nil {
-			if errors.Is(err, errLocalReplied) {
+			if err == errLocalReplied {
 				return nil
 			}
 			return err
@@ -275,28 +468,26 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 		}
 	}
 	if trailers != nil {
-		x.h.mu.Lock()
-		before := len(x.h.emu.GetCurrentResponseBody(x.id))
-		if x.bodyHeld {
-			before = 0 // nothing of the buffered body went out yet
-		}
-		x.h.emu.CallOnResponseTrailers(x.id, trailers())
-		after := x.h.emu.GetCurrentResponseBody(x.id)
-		var tail []byte
-		if len(after) > before {
-			tail = bytes.Clone(after[before:])
-		}
-		if x.responseHeaders == nil {
-			x.releaseHeaders(w)
-		} else if err := x.checkFrozenResponse("OnHttpResponseTrailers"); err != nil {
-			x.h.mu.Unlock()
-			return err
-		}
-		x.h.mu.Unlock()
-		if len(tail) > 0 {
-			if err := w.WriteBody(tail); err != nil {
+		tr := trailers()
+		err := x.step(w, func(o *released) error {
+			before := len(x.h.emu.GetCurrentResponseBody(x.id))
+			if x.bodyHeld {
+				before = 0 // nothing of the buffered body went out yet
+			}
+			x.h.emu.CallOnResponseTrailers(x.id, tr)
+			after := x.h.emu.GetCurrentResponseBody(x.id)
+			if x.responseHeaders == nil {
+				x.releaseHeaders(o)
+			} else if err := x.checkFrozenResponse("OnHttpResponseTrailers"); err != nil {
 				return err
 			}
+			if len(after) > before {
+				o.body = bytes.Clone(after[before:])
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	if x.responseHeaders == nil {
@@ -306,39 +497,31 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 }
 
 func (x *Exchange) bodyCallback(chunk []byte, last bool, w ClientWriter) error {
-	x.h.mu.Lock()
-	action := x.h.emu.CallOnResponseBody(x.id, chunk, last)
-	if replied, err := x.responseLocalReply(action, "OnHttpResponseBody", w); replied || err != nil {
-		x.h.mu.Unlock()
-		if err == nil {
-			err = errLocalReplied
+	return x.step(w, func(o *released) error {
+		action := x.h.emu.CallOnResponseBody(x.id, chunk, last)
+		if replied, err := x.responseLocalReply(action, "OnHttpResponseBody", o); replied || err != nil {
+			if err == nil {
+				err = errLocalReplied
+			}
+			return err
 		}
-		return err
-	}
-	if err := x.checkFrozenResponse("OnHttpResponseBody"); err != nil {
-		x.h.mu.Unlock()
-		return err
-	}
-	if x.stream && action != types.ActionContinue {
-		x.h.mu.Unlock()
-		return ruleErr("envoy-host 4", "OnHttpResponseBody paused an event stream")
-	}
-	x.bodyHeld = action != types.ActionContinue
-	var out []byte
-	if action == types.ActionContinue {
-		if x.responseHeaders == nil {
-			x.releaseHeaders(w)
+		if err := x.checkFrozenResponse("OnHttpResponseBody"); err != nil {
+			return err
 		}
-		out = bytes.Clone(x.h.emu.GetCurrentResponseBody(x.id))
-	} else if last {
-		x.h.mu.Unlock()
-		return ruleErr("envoy-host 3", "OnHttpResponseBody paused at end_of_stream: the response would hang")
-	}
-	x.h.mu.Unlock()
-	if len(out) > 0 {
-		return w.WriteBody(out)
-	}
-	return nil
+		if x.stream && action != types.ActionContinue {
+			return ruleErr("envoy-host 4", "OnHttpResponseBody paused an event stream")
+		}
+		x.bodyHeld = action != types.ActionContinue
+		if action == types.ActionContinue {
+			if x.responseHeaders == nil {
+				x.releaseHeaders(o)
+			}
+			o.body = bytes.Clone(x.h.emu.GetCurrentResponseBody(x.id))
+		} else if last {
+			return ruleErr("envoy-host 3", "OnHttpResponseBody paused at end_of_stream: the response would hang")
+		}
+		return nil
+	})
 }
 
 // errLocalReplied stops relaying the upstream's body once the filter answered locally instead.
@@ -347,7 +530,7 @@ var errLocalReplied = errors.New("the filter replaced the response with a local 
 // responseLocalReply handles a local reply sent from a response callback: allowed only while the response
 // headers are still held, and the callback must return Pause (envoy-host.md section 5). The client gets
 // the reply instead of the upstream's answer. Called with mu held.
-func (x *Exchange) responseLocalReply(action types.Action, where string, w ClientWriter) (bool, error) {
+func (x *Exchange) responseLocalReply(action types.Action, where string, o *released) (bool, error) {
 	reply := x.h.emu.GetSentLocalResponse(x.id)
 	if reply == nil || x.Local != nil {
 		return false, nil
@@ -360,17 +543,12 @@ func (x *Exchange) responseLocalReply(action types.Action, where string, w Clien
 		return true, ruleErr("envoy-host 5", "%s sent a local reply but returned %v instead of Pause", where, action)
 	}
 	x.responseHeaders = headerMap(x.Local.Headers)
-	w.WriteHeaders(x.Local.Status, x.Local.Headers)
-	if len(x.Local.Body) > 0 {
-		if err := w.WriteBody(x.Local.Body); err != nil {
-			return true, err
-		}
-	}
+	o.headers, o.status, o.head, o.body = true, x.Local.Status, x.Local.Headers, x.Local.Body
 	return true, nil
 }
 
-// releaseHeaders sends the response headers to the client; called with mu held.
-func (x *Exchange) releaseHeaders(w ClientWriter) {
+// releaseHeaders lets the response headers go to the client; called with mu held.
+func (x *Exchange) releaseHeaders(o *released) {
 	current := x.h.emu.GetCurrentResponseHeaders(x.id)
 	x.responseHeaders = headerMap(current)
 	status, _ := strconv.Atoi(x.responseHeaders[":status"])
@@ -380,7 +558,7 @@ func (x *Exchange) releaseHeaders(w ClientWriter) {
 			out = append(out, [2]string{strings.Clone(kv[0]), strings.Clone(kv[1])})
 		}
 	}
-	w.WriteHeaders(status, out)
+	o.headers, o.status, o.head = true, status, out
 }
 
 // CheckContentLength reports a response whose released content-length disagrees with the body sent.
@@ -389,6 +567,11 @@ func (x *Exchange) CheckContentLength(bodyBytes int) error {
 		return ruleErr("envoy-host 3", "response content-length %s but the client got %d bytes", cl, bodyBytes)
 	}
 	return nil
+}
+
+// isEventStream: media types are case-insensitive (Text/Event-Stream is a stream too).
+func isEventStream(contentType string) bool {
+	return strings.Contains(strings.ToLower(contentType), "text/event-stream")
 }
 
 func lookup(headers [][2]string, name string) string {

@@ -1,0 +1,394 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
+)
+
+// These tests run the gateway over a tiny native filter instead of the compiled module (loadVM is swapped):
+// it routes on the body like the real filter, and a request header makes it panic without recovering, which
+// reaches the host exactly as a trap of the wasm VM does (proxytest panics on the failed call).
+
+func TestMain(m *testing.M) {
+	// proxytest narrates every host call through the log package; the gateway has its own logger.
+	log.SetOutput(io.Discard)
+	os.Exit(m.Run())
+}
+
+// testVM is one VM generation of the native test filter.
+type testVM struct {
+	types.DefaultVMContext
+	gen    int
+	closed bool
+}
+
+func (v *testVM) Close() error {
+	v.closed = true
+	return nil
+}
+
+func (v *testVM) NewPluginContext(uint32) types.PluginContext { return &testPlugin{vm: v} }
+
+type testPlugin struct {
+	types.DefaultPluginContext
+	vm *testVM
+}
+
+func (p *testPlugin) NewHttpContext(uint32) types.HttpContext { return &testFilter{vm: p.vm} }
+
+// testFilter pauses the headers until it has the whole body (end_of_stream or trailers), then upper-cases the
+// body, routes to the "mock" upstream and names its VM generation in x-vm-gen. x-trap: request|response
+// makes it panic in OnHttpRequestHeaders or OnHttpResponseBody.
+type testFilter struct {
+	types.DefaultHttpContext
+	vm   *testVM
+	trap string
+	sent bool
+}
+
+func (f *testFilter) OnHttpRequestHeaders(_ int, endOfStream bool) types.Action {
+	f.trap, _ = proxywasm.GetHttpRequestHeader("x-trap")
+	if f.trap == "request" {
+		panic("wasm error: unreachable")
+	}
+	if endOfStream {
+		f.route(nil)
+		return types.ActionContinue
+	}
+	return types.ActionPause
+}
+
+func (f *testFilter) OnHttpRequestBody(size int, endOfStream bool) types.Action {
+	if !endOfStream {
+		return types.ActionPause
+	}
+	return f.finish(size)
+}
+
+func (f *testFilter) OnHttpRequestTrailers(int) types.Action {
+	if f.sent {
+		return types.ActionContinue
+	}
+	proxywasm.AddHttpRequestTrailer("x-filter", "seen")
+	return f.finish(1 << 20)
+}
+
+func (f *testFilter) finish(size int) types.Action {
+	body, _ := proxywasm.GetHttpRequestBody(0, size)
+	out := []byte(strings.ToUpper(string(body)))
+	if len(out) > 0 {
+		proxywasm.ReplaceHttpRequestBody(out)
+	}
+	f.route(out)
+	return types.ActionContinue
+}
+
+func (f *testFilter) route(body []byte) {
+	proxywasm.ReplaceHttpRequestHeader("x-aidialect-provider", "mock")
+	proxywasm.ReplaceHttpRequestHeader("x-vm-gen", strconv.Itoa(f.vm.gen))
+	if body != nil {
+		proxywasm.ReplaceHttpRequestHeader("content-length", strconv.Itoa(len(body)))
+	}
+	f.sent = true
+}
+
+func (f *testFilter) OnHttpResponseHeaders(int, bool) types.Action {
+	proxywasm.AddHttpResponseHeader("x-vm-gen", strconv.Itoa(f.vm.gen))
+	return types.ActionContinue
+}
+
+func (f *testFilter) OnHttpResponseBody(int, bool) types.Action {
+	if f.trap == "response" {
+		panic("wasm error: stack overflow")
+	}
+	return types.ActionContinue
+}
+
+// received is one request as the mock upstream saw it.
+type received struct {
+	header   http.Header
+	body     string
+	trailer  http.Header
+	chunked  bool
+	vmHeader string
+}
+
+type fixture struct {
+	url  string
+	gw   *Gateway
+	vms  func() []*testVM
+	logs func() string
+	got  func() []received
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs a gateway over the native test filter in front of a mock upstream that answers JSON in two
+// flushed pieces.
+func start(t *testing.T) *fixture {
+	t.Helper()
+	var mu sync.Mutex
+	var vms []*testVM
+	var got []received
+	prev := loadVM
+	loadVM = func([]byte) (proxytest.WasmVMContext, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		vm := &testVM{gen: len(vms) + 1}
+		vms = append(vms, vm)
+		return vm, nil
+	}
+	t.Cleanup(func() { loadVM = prev })
+
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, received{header: r.Header.Clone(), body: string(body), trailer: r.Trailer.Clone(),
+			chunked: len(r.TransferEncoding) > 0 && r.TransferEncoding[0] == "chunked", vmHeader: r.Header.Get("x-vm-gen")})
+		mu.Unlock()
+		w.Header().Set("content-type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `{"ok":`)
+		w.(http.Flusher).Flush()
+		io.WriteString(w, `true}`)
+	}))
+	logs := &syncBuffer{}
+	gw, err := New(Options{
+		PluginConfig: []byte(`{}`),
+		Upstreams:    map[string]string{"mock": upstream.URL},
+		Logger:       log.New(logs, "", 0),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gw.Close)
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	t.Cleanup(upstream.Close)
+	return &fixture{
+		url:  srv.URL,
+		gw:   gw,
+		logs: logs.String,
+		vms: func() []*testVM {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]*testVM(nil), vms...)
+		},
+		got: func() []received {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]received(nil), got...)
+		},
+	}
+}
+
+var client = &http.Client{Timeout: 20 * time.Second}
+
+// post sends a body, chunked with trailers when trailers is not nil.
+func post(t *testing.T, url, body string, header, trailers http.Header) (*http.Response, string, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("content-type", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if trailers != nil {
+		req.ContentLength = -1 // chunked: trailers follow the last chunk
+		req.Trailer = trailers
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp, string(b), err
+}
+
+// A chunked HTTP/1.1 request with trailers: the filter finishes in its trailers callback, and the upstream
+// gets the body the filter produced and the trailers it left.
+func TestRequestTrailersReachUpstream(t *testing.T) {
+	fx := start(t)
+	resp, body, err := post(t, fx.url, `{"model":"m"}`, nil, http.Header{"X-Checksum": {"abc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || body != `{"ok":true}` {
+		t.Fatalf("client got %d %q; gateway log:\n%s", resp.StatusCode, body, fx.logs())
+	}
+	got := fx.got()
+	if len(got) != 1 {
+		t.Fatalf("upstream saw %d requests", len(got))
+	}
+	up := got[0]
+	if up.body != `{"MODEL":"M"}` {
+		t.Errorf("upstream body %q, want the filter's", up.body)
+	}
+	if up.trailer.Get("X-Checksum") != "abc" || up.trailer.Get("X-Filter") != "seen" {
+		t.Errorf("upstream trailers %v, want the client's and the filter's", up.trailer)
+	}
+	if !up.chunked {
+		t.Error("trailers need a chunked upstream body")
+	}
+}
+
+// Without trailers the request goes as before, with its content-length.
+func TestRequestWithoutTrailers(t *testing.T) {
+	fx := start(t)
+	resp, _, err := post(t, fx.url, `{"model":"m"}`, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d; log:\n%s", resp.StatusCode, fx.logs())
+	}
+	up := fx.got()[0]
+	if up.body != `{"MODEL":"M"}` || up.chunked || len(up.trailer) > 0 {
+		t.Errorf("upstream got %+v", up)
+	}
+}
+
+// A trap answers the request as Envoy does (503, empty body), logs it loudly, and a fresh VM serves the next
+// request.
+func TestVMTrapAnswers503AndReloads(t *testing.T) {
+	fx := start(t)
+	resp, body, err := post(t, fx.url, `{}`, http.Header{"X-Trap": {"request"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || body != "" || resp.Header.Get("content-type") != "" {
+		t.Errorf("trapped request got %d %q content-type %q, want Envoy's empty 503", resp.StatusCode, body, resp.Header.Get("content-type"))
+	}
+	logs := fx.logs()
+	if !strings.Contains(logs, "VM TRAPPED: ") || !strings.Contains(logs, "unreachable") || !strings.Contains(logs, "VM reloaded") {
+		t.Errorf("log lacks the trap or the reload:\n%s", logs)
+	}
+	if len(fx.got()) != 0 {
+		t.Error("the trapped request reached the upstream")
+	}
+
+	resp, body, err = post(t, fx.url, `{"model":"m"}`, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || body != `{"ok":true}` || resp.Header.Get("x-vm-gen") != "2" {
+		t.Errorf("after the reload got %d %q from VM %q, want 200 from VM 2", resp.StatusCode, body, resp.Header.Get("x-vm-gen"))
+	}
+	vms := fx.vms()
+	if len(vms) != 2 || !vms[0].closed || vms[1].closed {
+		t.Errorf("want the dead VM closed and one fresh VM, got %d VMs", len(vms))
+	}
+	if _, err := fx.gw.Counter("none"); err == nil || strings.Contains(err.Error(), "trapped") {
+		t.Errorf("Counter on the reloaded VM: %v", err)
+	}
+}
+
+// A trap once the response began cannot become a 503: the connection is cut, and the next request works.
+func TestVMTrapMidResponseAbortsConnection(t *testing.T) {
+	fx := start(t)
+	resp, body, err := post(t, fx.url, `{"model":"m"}`, http.Header{"X-Trap": {"response"}}, nil)
+	if err == nil {
+		t.Fatalf("want a cut connection, got %d %q", resp.StatusCode, body)
+	}
+	if !strings.Contains(fx.logs(), "VM TRAPPED: ") {
+		t.Errorf("log lacks the trap:\n%s", fx.logs())
+	}
+	resp, _, err = post(t, fx.url, `{"model":"m"}`, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("x-vm-gen") != "2" {
+		t.Errorf("after the reload got %d from VM %q", resp.StatusCode, resp.Header.Get("x-vm-gen"))
+	}
+}
+
+// Concurrent requests while VMs die and reload: every request ends (200, or 503 when caught by a dying VM),
+// nothing hangs, and the gateway serves afterwards.
+func TestVMTrapUnderConcurrency(t *testing.T) {
+	fx := start(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 6 {
+				header := http.Header{}
+				if (i+j)%5 == 0 {
+					header.Set("X-Trap", "request")
+				}
+				var trailers http.Header
+				if j%2 == 1 {
+					trailers = http.Header{"X-T": {"1"}}
+				}
+				resp, _, err := post(t, fx.url, fmt.Sprintf(`{"n":%d}`, j), header, trailers)
+				switch {
+				case err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)):
+					// Its response had begun when another request killed the VM: the connection is cut.
+				case err != nil:
+					errs <- err
+				case resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable:
+					errs <- fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("requests hang; log:\n%s", fx.logs())
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.Log(fx.logs())
+	}
+	resp, _, err := post(t, fx.url, `{"model":"m"}`, nil, nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("after the storm: %v %v", resp, err)
+	}
+	if n := len(fx.vms()); n < 2 {
+		t.Errorf("%d VMs made, want reloads", n)
+	}
+}

@@ -1,0 +1,269 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// objectOf is a JSON object of the given keys, written as they are (escapes included), with string values.
+func objectOf(keys ...string) []byte {
+	b := []byte{'{'}
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `"%s":"v"`, k)
+	}
+	return append(b, '}')
+}
+
+// fillers are n keys unlike any test key.
+func fillers(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "filler-" + strconv.Itoa(i)
+	}
+	return keys
+}
+
+func TestDuplicateKeys(t *testing.T) {
+	long := strings.Repeat("p", 2<<10)
+	sharedPrefix := func(n int, last string) []string {
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("%s%05d", long, i)
+		}
+		return append(keys, last)
+	}
+	const accepted = "\x00accepted" // no key of the table
+	tests := []struct {
+		name string
+		keys []string
+		dup  string // the decoded key refused, or accepted
+	}{
+		{"model twice", []string{"model", "model"}, "model"},
+		{"escaped, then plain", []string{`mo\u0064el`, "model"}, "model"},
+		{"plain, then escaped", []string{"model", `mo\u0064el`}, "model"},
+		{"escaped two ways", []string{`\u006dodel`, `mo\u0064el`}, "model"},
+		{"escaped slash", []string{`a\/b`, "a/b"}, "a/b"},
+		{"escaped quote two ways", []string{`a\"b`, `a\u0022b`}, `a"b`},
+		{"accented letters escaped", []string{`\u00e9t\u00e9`, "été"}, "été"},
+		{"surrogate pair", []string{`\ud83d\ude00`, "😀"}, "😀"},
+		{"empty key twice", []string{"", ""}, ""},
+		{"the first repeat is reported", []string{"b", "a", "a", "b"}, "a"},
+		{"case differs", []string{"Model", "model"}, accepted},
+		{"one key prefixes another", []string{"model", "model_x"}, accepted},
+		{"newline and backslash-n", []string{`a\nb`, `a\\nb`}, accepted},
+		{"long shared prefixes, all different", sharedPrefix(300, "x"), accepted},
+		{"long shared prefixes, last one repeated", sharedPrefix(300, long+"00007"), long + "00007"},
+		{"long shared prefixes, last one escaped", sharedPrefix(300, long+`0000\u0037`), long + "00007"},
+	}
+	for _, tt := range tests {
+		// Alone, the keys take the pairwise path when few; behind fillers, the map's.
+		for _, pad := range []int{0, 2 * pairwiseMembers} {
+			keys := append(fillers(pad), tt.keys...)
+			var b RequestBody
+			err := b.Parse(objectOf(keys...))
+			switch {
+			case tt.dup == accepted && err != nil:
+				t.Errorf("%s (%d fillers): refused: %v", tt.name, pad, err)
+			case tt.dup != accepted && err == nil:
+				t.Errorf("%s (%d fillers): the repeated key %q was accepted", tt.name, pad, tt.dup)
+			case tt.dup != accepted && (err.Param != tt.dup || !strings.Contains(err.Message, "more than once")):
+				t.Errorf("%s (%d fillers): got %q (param %q), want the repeated key %q", tt.name, pad, err.Message, err.Param, tt.dup)
+			}
+		}
+	}
+}
+
+func TestTopLevelMemberCap(t *testing.T) {
+	many := func(n int, last string) []byte {
+		return objectOf(append(fillers(n-1), last)...)
+	}
+	tooMany := "the request body has more than " + strconv.Itoa(maxTopLevelMembers) + " top-level fields"
+	tests := []struct {
+		name string
+		body []byte
+		want string // the error message, "" when accepted
+	}{
+		{"at the cap", many(maxTopLevelMembers, "last"), ""},
+		{"at the cap, the last key repeated", many(maxTopLevelMembers, "filler-7"),
+			`the request body has the field "filler-7" more than once: send each field once`},
+		{"one over the cap", many(maxTopLevelMembers+1, "last"), tooMany},
+		{"far over the cap", many(100_000, "last"), tooMany},
+		{"far over the cap, every key the same", []byte("{" + strings.Repeat(`"a":1,`, 100_000) + `"a":1}`), tooMany},
+		{"over the cap, then broken", []byte("{" + strings.Repeat(`"a":1,`, 100_000) + `"a":`), tooMany},
+	}
+	var b RequestBody
+	for _, tt := range tests {
+		err := b.Parse(tt.body)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", tt.name, err)
+		case tt.want != "" && (err == nil || err.Message != tt.want || err.Code != ErrInvalidJSON):
+			t.Errorf("%s: got %v, want %q", tt.name, err, tt.want)
+		}
+		// The scan stops at the cap: the member table never holds more (the old one grew to every member).
+		if len(b.members) > maxTopLevelMembers || cap(b.members) > 2*maxTopLevelMembers {
+			t.Errorf("%s: the member table grew to %d entries (capacity %d)", tt.name, len(b.members), cap(b.members))
+		}
+	}
+	if err := b.Parse(chatBody(1 << 10)); err != nil {
+		t.Errorf("a reused body refuses a chat request: %v", err)
+	}
+}
+
+// The key map kept for bodies of many keys starts each Parse empty (keys of the last body would collide with
+// the next body's, and keep it alive), never grows past maxKeptKeys, and costs no allocation once warm.
+func TestDuplicateKeyMapIsClearedAndBounded(t *testing.T) {
+	keys := fillers(4 * pairwiseMembers)
+	body := objectOf(keys...)
+	withDup := objectOf(append(keys[:len(keys)-1:len(keys)-1], keys[3])...)
+	var b RequestBody
+	for i, step := range []struct {
+		body []byte
+		ok   bool
+	}{{body, true}, {body, true}, {withDup, false}, {body, true}, {objectOf(keys[:5]...), true}} {
+		if err := b.Parse(step.body); (err == nil) != step.ok {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	if len(b.seen) != 0 {
+		t.Errorf("a body of few keys leaves %d keys of the one before in the map", len(b.seen))
+	}
+	if allocs := testing.AllocsPerRun(20, func() { b.Parse(body) }); allocs != 0 {
+		t.Errorf("Parse of %d keys allocates %.1f times, want 0", len(keys), allocs)
+	}
+	for _, n := range []int{maxKeptKeys + 1, maxTopLevelMembers} {
+		if err := b.Parse(objectOf(fillers(n)...)); err != nil || len(b.seen) > maxKeptKeys {
+			t.Errorf("%d keys: the kept map holds %d keys (%v)", n, len(b.seen), err)
+		}
+	}
+}
+
+// FuzzDuplicateKeys: Parse refuses a body for a repeated key exactly when a naive comparison of the decoded
+// top-level keys (by encoding/json) finds one, and names the first repeat. data is parsed as it is, and also
+// split on NUL into keys written with escapes chosen by modes, so that escaped twins are frequent.
+func FuzzDuplicateKeys(f *testing.F) {
+	f.Add([]byte(`{"model":"a","mo\u0064el":"b"}`), []byte{0})
+	f.Add([]byte("model\x00mode\x00model"), []byte{1, 2, 0})
+	f.Add([]byte("a/b\x00a\\/b\x00\U0001F600\x00é\x00"+strings.Repeat("x\x00", 20)+"\U0001F600"), []byte{2, 1, 0, 1})
+	f.Add([]byte(`{"a":1,"b":{"a":2},"\u0061":3}`), []byte{})
+	f.Fuzz(func(t *testing.T, data, modes []byte) {
+		checkDuplicateVerdict(t, data)
+		if len(modes) == 0 {
+			return
+		}
+		parts := strings.Split(strings.ToValidUTF8(string(data), "?"), "\x00")
+		if len(parts) > 200 {
+			parts = parts[:200]
+		}
+		b := []byte{'{'}
+		for i, key := range parts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendKey(b, key, modes[i%len(modes)])
+			if key == "model" {
+				b = append(b, `:"m"`...) // the one field null would not suit
+			} else {
+				b = append(b, ":null"...)
+			}
+		}
+		b = append(b, '}')
+		if !checkDuplicateVerdict(t, b) {
+			t.Fatalf("the keys' body is not valid: %q", b)
+		}
+	})
+}
+
+// appendKey writes key as a JSON string: minimally escaped (mode%3 == 0), every UTF-16 unit as \uXXXX (1),
+// or only its first character (2).
+func appendKey(b []byte, key string, mode byte) []byte {
+	escape := func(b []byte, r rune) []byte {
+		for _, u := range utf16.Encode([]rune{r}) {
+			b = fmt.Appendf(b, `\u%04x`, u)
+		}
+		return b
+	}
+	switch mode % 3 {
+	case 1:
+		b = append(b, '"')
+		for _, r := range key {
+			b = escape(b, r)
+		}
+		return append(b, '"')
+	case 2:
+		if r, size := utf8.DecodeRuneInString(key); size > 0 {
+			b = append(escape(append(b, '"'), r), appendJSONString(nil, key[size:])[1:]...)
+			return b
+		}
+	}
+	return appendJSONString(b, key)
+}
+
+// checkDuplicateVerdict parses body and checks Parse's verdict on repeated keys against the reference; it
+// reports whether body is a valid object, the only case with a verdict to check.
+func checkDuplicateVerdict(t *testing.T, body []byte) bool {
+	t.Helper()
+	if _, err := scanObjectMembers(body, nil); err != nil {
+		return false
+	}
+	keys, ok := referenceKeys(body)
+	if !ok {
+		t.Fatalf("encoding/json cannot read the keys of a valid object: %q", body)
+	}
+	first, repeated := "", false
+	for i := 0; i < len(keys) && !repeated; i++ {
+		for j := 0; j < i; j++ {
+			if keys[i] == keys[j] {
+				first, repeated = keys[i], true
+				break
+			}
+		}
+	}
+	var b RequestBody
+	err := b.Parse(body)
+	refusedForDup := err != nil && strings.Contains(err.Message, "more than once")
+	switch {
+	case len(keys) > maxTopLevelMembers:
+		if err == nil {
+			t.Fatalf("%d keys accepted", len(keys))
+		}
+	case err == nil && repeated:
+		t.Fatalf("the repeated key %q was accepted: %q", first, body)
+	case refusedForDup && !repeated:
+		t.Fatalf("refused for a repeated key %q that encoding/json does not see: %q", err.Param, body)
+	case refusedForDup && err.Param != first:
+		t.Fatalf("refused for %q, but the first repeat is %q: %q", err.Param, first, body)
+	}
+	return true
+}
+
+// referenceKeys are the decoded top-level keys of a JSON object, by encoding/json.
+func referenceKeys(body []byte) ([]string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		key, isString := tok.(string)
+		if err != nil || !isString {
+			return nil, false
+		}
+		keys = append(keys, key)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, false
+		}
+	}
+	return keys, true
+}
