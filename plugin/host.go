@@ -80,6 +80,8 @@ func (p *statePool) put(s *requestState) {
 		return
 	}
 	s.out, s.scratch = s.out[:0], s.scratch[:0]
+	s.body.Release()
+	s.stream.Release()
 	p.free = append(p.free, s)
 }
 

@@ -16,3 +16,17 @@ func (s *StreamTranslator) Footprint() int {
 	return cap(s.out) + cap(s.edit) + cap(s.last) + cap(s.carry) + cap(s.members)*int(unsafe.Sizeof(member{})) +
 		len(s.toolIndex)*64 + cap(s.framer.buf) + cap(s.framer.scratch)
 }
+
+// Release drops every reference the body holds to its source, keeping its buffers for the next Parse: a body
+// kept for reuse must not keep the last request's bytes alive (the key table holds views of them).
+func (b *RequestBody) Release() {
+	clear(b.seen)
+	clear(b.names)
+	*b = RequestBody{members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen}
+}
+
+// Release drops the translator's view of the last chunk it was fed, keeping its buffers for the next stream.
+func (s *StreamTranslator) Release() {
+	s.framer.Reset()
+	clear(s.toolIndex)
+}
