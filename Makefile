@@ -7,8 +7,9 @@ WASM      := $(DIST)/aidialect.wasm
 # The filter must stay small enough for Envoy to fetch and compile quickly (budget: 4 MiB).
 MAX_WASM_BYTES := 4194304
 NODE_DIR  := e2e/node
-# Go modules of the repository: the filter, the end-to-end suite, the deployment-file checks.
-MODULES   := . e2e envoy
+# Go modules of the repository: the filter, the end-to-end suite, the deployment-file checks (and the same
+# checks with the protos of the oldest supported Istio and Envoy Gateway, one module each).
+MODULES   := . e2e envoy envoy/floor/istio128 envoy/floor/eg155
 
 .PHONY: all build test vet fmt-check bench fuzz run clean node-deps e2e-envoy
 
@@ -31,6 +32,8 @@ test: fmt-check vet build node-deps
 	$(GO) test -count=1 -tags aidialect_faults -run 'Fault' ./plugin
 	cd e2e && AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 ./...
 	cd envoy && $(GO) test -count=1 ./...
+	cd envoy/floor/istio128 && $(GO) test -count=1 ./...
+	cd envoy/floor/eg155 && $(GO) test -count=1 ./...
 
 fmt-check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path '*/node_modules/*')); \

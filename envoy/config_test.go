@@ -8,8 +8,9 @@
 //     imports below), ValidateAll() (protoc-gen-validate rules), no field or enum value marked deprecated,
 //     then the cross-checks the proto rules cannot express (routes <-> clusters <-> providers, TLS names,
 //     wasm filter settings, stats tags against sample metric names, buffer limit vs max_request_bytes).
-//   - The plugin configuration embedded in every deployment file: strict JSON against the keys DESIGN.md
-//     defines (unknown keys fail), value rules from DESIGN.md, no inline secret, identical everywhere.
+//   - The plugin configuration embedded in every deployment file: strict JSON against the keys the
+//     filter defines (README.md "Configuration"; unknown keys fail), the filter's own value rules, no
+//     inline secret, identical everywhere.
 //   - istio/*.yaml (istio_test.go) and gateway/*.yaml (gateway_test.go): strict parse into the upstream
 //     API types plus the same cross-checks.
 //   - TestBrokenEnvoyYAMLIsRejected (and its Istio and Gateway siblings) prove the pipeline bites: each
@@ -17,9 +18,12 @@
 //
 // API versions (go.mod): the Envoy API is go-control-plane envoy v1.35.0, i.e. the minimum Envoy this
 // deployment supports, so a field that only exists in a newer Envoy fails here. Envoy Gateway's API is
-// v1.5.0, the first release shipping Envoy 1.35. istio.io/api is v1.31.1: the module proxy only serves
-// that and v1.24.2 (too old: no FAIL_RELOAD), so Istio fields newer than 1.27 would not be caught; the
-// manifests use none.
+// v1.5.0 (its Go types have the same fields as v1.5.5's, the supported minimum). istio.io/api is v1.31.1,
+// newer than the supported minimum, Istio 1.28. The control planes' own parsers are checked apart, each
+// in its own module because one module can hold only one version of go-control-plane: floor/istio128
+// (istio.io/api and go-control-plane exactly as Istio 1.28.0 pins them) and floor/eg155 (Envoy Gateway
+// v1.5.5's field set). Run them too: `cd floor/istio128 && go test ./...`, the same in floor/eg155
+// (`make test` runs all three).
 //
 // Cost, measured with empty GOMODCACHE and GOCACHE on a 2-vCPU machine shared with other jobs:
 // `go mod download` 7 s (306 MB), then the first `go test ./...` 121 s (load average 3-5); about 400 s
@@ -82,14 +86,19 @@ const (
 	earlyMutationName  = "envoy.http.early_header_mutation.header_mutation"
 	bufferLimitBytes   = 16 << 20
 	wantDirectNotFound = 404
+	// Every provider cluster gets explicit circuit-breaker thresholds within these bounds. Envoy's default
+	// (1024 connections, pending and active requests per cluster) turns the 1025th concurrent
+	// minutes-long stream into a 503; Istio's default (4294967295) bounds nothing.
+	minCircuitBreaker = 4096
+	maxCircuitBreaker = 1 << 20
 )
 
 // The metric labels the filter encodes in its metric names.
 var wantTagNames = []string{"client_dialect", "code", "model", "provider", "status_class"}
 
-// --- plugin configuration (DESIGN.md, "Plugin configuration") ---
+// --- plugin configuration (README.md, "Configuration") ---
 
-// pluginConfig lists every key DESIGN.md defines; decoding with DisallowUnknownFields turns any other
+// pluginConfig lists every key the filter defines; decoding with DisallowUnknownFields turns any other
 // key, at any depth, into an error, as the filter itself does at start.
 //
 //	top level: providers, default_provider, consumers, routing_header, path_prefix, max_request_bytes,
@@ -105,7 +114,7 @@ type pluginConfig struct {
 	RoutingHeader   string           `json:"routing_header,omitempty"`
 	PathPrefix      string           `json:"path_prefix,omitempty"`
 	MaxRequestBytes *int64           `json:"max_request_bytes,omitempty"`
-	// max_event_bytes and usage are the filter's additions to DESIGN.md's list (README "Configuration").
+	// max_event_bytes and usage: see README "Configuration".
 	MaxEventBytes *int64 `json:"max_event_bytes,omitempty"`
 	OnchainData   string `json:"onchain_data,omitempty"`
 	UnknownPaths  string `json:"unknown_paths,omitempty"`
@@ -139,7 +148,7 @@ type consumerConfig struct {
 	Models    []string `json:"models,omitempty"`
 }
 
-// parsePluginConfig decodes the configuration strictly against DESIGN.md's keys (for the cross-checks
+// parsePluginConfig decodes the configuration strictly against the filter's keys (for the cross-checks
 // below), applies the deployment rule that secrets never appear inline, and has the filter itself judge
 // every value: `go run ./plugin check-config` runs the same validation as OnPluginStart, so this test and
 // the filter cannot disagree.
@@ -197,8 +206,8 @@ func filterAccepts(raw []byte, envNames []string) error {
 	return nil
 }
 
-// checkDeploymentPlugin adds what every deployment file's copy must satisfy beyond DESIGN.md: the keys
-// the deployment relies on are present (routes match routing_header, the default exists).
+// checkDeploymentPlugin adds what every deployment file's copy must satisfy beyond the filter's rules:
+// the keys the deployment relies on are present (routes match routing_header, the default exists).
 func checkDeploymentPlugin(raw []byte) (*pluginConfig, error) {
 	cfg, err := parsePluginConfig(raw)
 	if err != nil {
@@ -660,6 +669,26 @@ func checkCluster(c *clusterv3.Cluster, host string) error {
 	if c.GetPerConnectionBufferLimitBytes().GetValue() < bufferLimitBytes {
 		bad("per_connection_buffer_limit_bytes below %d", bufferLimitBytes)
 	}
+	var th *clusterv3.CircuitBreakers_Thresholds
+	for _, t := range c.GetCircuitBreakers().GetThresholds() {
+		if t.GetPriority() == corev3.RoutingPriority_DEFAULT {
+			th = t
+		}
+	}
+	isHTTP1 := true
+	if anyOpts := c.GetTypedExtensionProtocolOptions()["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]; anyOpts != nil {
+		var o upstreamhttpv3.HttpProtocolOptions
+		if anyOpts.UnmarshalTo(&o) == nil && o.GetExplicitHttpConfig().GetHttp2ProtocolOptions() != nil {
+			isHTTP1 = false
+		}
+	}
+	if err := checkCircuitBreaker("circuit_breakers", map[string]*uint64{
+		"max_connections":      u32(th.GetMaxConnections()),
+		"max_pending_requests": u32(th.GetMaxPendingRequests()),
+		"max_requests":         u32(th.GetMaxRequests()),
+	}, "max_connections", "max_requests", isHTTP1); err != nil {
+		errs = append(errs, err)
+	}
 	ts := c.GetTransportSocket()
 	var tlsCtx tlsv3.UpstreamTlsContext
 	if ts.GetName() != "envoy.transport_sockets.tls" || ts.GetTypedConfig().UnmarshalTo(&tlsCtx) != nil {
@@ -690,6 +719,47 @@ func checkCluster(c *clusterv3.Cluster, host string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func u32(v *wrapperspb.UInt32Value) *uint64 {
+	if v == nil {
+		return nil
+	}
+	n := uint64(v.GetValue())
+	return &n
+}
+
+// checkCircuitBreaker: every threshold is set explicitly and lies in [minCircuitBreaker,
+// maxCircuitBreaker]; for an HTTP/1.1 upstream (one connection per active request) the connection
+// limit is at least the request limit. what names the setting in the file; thresholds maps each field
+// name to its value (nil = unset).
+func checkCircuitBreaker(what string, thresholds map[string]*uint64, connField, reqField string, http1 bool) error {
+	var errs []error
+	for _, name := range sortedMapKeys(thresholds) {
+		v := thresholds[name]
+		switch {
+		case v == nil:
+			errs = append(errs, fmt.Errorf("%s: %s is not set: the default caps concurrent streams (Envoy: 1024) or bounds nothing (Istio: 4294967295); set it explicitly to %d..%d",
+				what, name, minCircuitBreaker, maxCircuitBreaker))
+		case *v < minCircuitBreaker:
+			errs = append(errs, fmt.Errorf("%s: %s is %d, below %d: minutes-long streams would exhaust it (503)", what, name, *v, minCircuitBreaker))
+		case *v > maxCircuitBreaker:
+			errs = append(errs, fmt.Errorf("%s: %s is %d, unbounded in effect (above %d): nothing sheds load before the gateway runs out of memory", what, name, *v, maxCircuitBreaker))
+		}
+	}
+	if c, r := thresholds[connField], thresholds[reqField]; http1 && c != nil && r != nil && *c < *r {
+		errs = append(errs, fmt.Errorf("%s: %s (%d) below %s (%d): HTTP/1.1 needs one connection per active request", what, connField, *c, reqField, *r))
+	}
+	return errors.Join(errs...)
+}
+
+func sortedMapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // checkEarlyMutation: the client-supplied routing header is removed before routing.
@@ -867,7 +937,7 @@ func loadEnvoyFile(t *testing.T) *envoyConfig {
 
 // TestEnvoyYAML: envoy.yaml parses strictly against the Envoy 1.35 API, passes ValidateAll, uses no
 // deprecated field, and its routes, clusters, wasm filter, buffer limits, stats tags and plugin
-// configuration agree with each other and with DESIGN.md.
+// configuration agree with each other and with the filter's configuration rules.
 func TestEnvoyYAML(t *testing.T) {
 	ec := loadEnvoyFile(t)
 	t.Logf("envoy.yaml: %d providers, %d clusters, %d stats tags", len(ec.plugin.Providers),
@@ -887,6 +957,15 @@ func TestComposeEnvoyYAML(t *testing.T) {
 	}
 	if dep := deprecatedUses(b.ProtoReflect(), "bootstrap"); len(dep) > 0 {
 		t.Fatalf("deprecated fields or values in use: %s", strings.Join(dep, ", "))
+	}
+	// Its catch-all answers like the production one (body envelope, content-type, x-aidialect-error).
+	var hcm hcmv3.HttpConnectionManager
+	if err := b.GetStaticResources().GetListeners()[0].GetFilterChains()[0].GetFilters()[0].GetTypedConfig().UnmarshalTo(&hcm); err != nil {
+		t.Fatal(err)
+	}
+	routes := hcm.GetRouteConfig().GetVirtualHosts()[0].GetRoutes()
+	if err := checkCatchAll(routes[len(routes)-1]); err != nil {
+		t.Fatalf("e2e/compose/envoy.yaml: %v", err)
 	}
 }
 
@@ -912,8 +991,8 @@ func TestBrokenEnvoyYAMLIsRejected(t *testing.T) {
 		{"rule broken below an Any (route config inside the HCM)", `domains: ["*"]`, `domains: []`, "Domains: value must contain at least 1 item"},
 		{"rule broken in the TLS context Any", "san_type: DNS\n              matcher: { exact: api.openai.com }",
 			"san_type: DNS\n              matcher: {}", "MatchPattern: value is required"},
-		{"deprecated field", "dns_lookup_family: V4_PREFERRED\n    connect_timeout: 10s\n    per_connection_buffer_limit_bytes: 16777216\n    upstream_connection_options:\n      # Long",
-			"dns_lookup_family: V4_PREFERRED\n    connect_timeout: 10s\n    dns_refresh_rate: 5s\n    per_connection_buffer_limit_bytes: 16777216\n    upstream_connection_options:\n      # Long",
+		{"deprecated field", "  - name: openai\n    type: LOGICAL_DNS\n    dns_lookup_family: V4_PREFERRED\n",
+			"  - name: openai\n    type: LOGICAL_DNS\n    dns_lookup_family: V4_PREFERRED\n    dns_refresh_rate: 5s\n",
 			"deprecated fields or values in use: bootstrap.static_resources.clusters[0].dns_refresh_rate"},
 		{"route to a missing cluster", "route: { cluster: azure-ai, timeout: 0s }", "route: { cluster: azure-aj, timeout: 0s }",
 			`points to missing cluster "azure-aj"`},
@@ -924,6 +1003,15 @@ func TestBrokenEnvoyYAMLIsRejected(t *testing.T) {
 		{"wrong SNI", "sni: api.eternalai.org", "sni: eternalai.org", `sni "eternalai.org"`},
 		{"buffer limit not raised", "per_connection_buffer_limit_bytes: 16777216\n    filter_chains:",
 			"per_connection_buffer_limit_bytes: 1048576\n    filter_chains:", "per_connection_buffer_limit_bytes is 1048576"},
+		{"unbounded circuit breakers", "        max_requests: 8192\n    upstream_connection_options:\n      # Long",
+			"        max_requests: 4294967295\n    upstream_connection_options:\n      # Long",
+			"cluster openai: circuit_breakers: max_requests is 4294967295, unbounded in effect"},
+		{"default circuit breakers", "    circuit_breakers:\n      thresholds:\n      - priority: DEFAULT\n        max_connections: 8192\n        max_pending_requests: 8192\n        max_requests: 8192\n    upstream_connection_options:\n      # Long",
+			"    upstream_connection_options:\n      # Long",
+			"cluster openai: circuit_breakers: max_connections is not set"},
+		{"fewer connections than requests on HTTP/1.1", "        max_connections: 8192\n        max_pending_requests: 8192\n        max_requests: 8192\n    upstream_connection_options:\n      tcp_keepalive: { keepalive_time: 60, keepalive_interval: 15, keepalive_probes: 4 }\n    typed_extension_protocol_options:\n      envoy.extensions.upstreams.http.v3.HttpProtocolOptions:\n        \"@type\": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions\n        explicit_http_config:\n          http_protocol_options: {}\n    load_assignment:\n      cluster_name: azure-openai",
+			"        max_connections: 4096\n        max_pending_requests: 8192\n        max_requests: 8192\n    upstream_connection_options:\n      tcp_keepalive: { keepalive_time: 60, keepalive_interval: 15, keepalive_probes: 4 }\n    typed_extension_protocol_options:\n      envoy.extensions.upstreams.http.v3.HttpProtocolOptions:\n        \"@type\": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions\n        explicit_http_config:\n          http_protocol_options: {}\n    load_assignment:\n      cluster_name: azure-openai",
+			"cluster azure-openai: circuit_breakers: max_connections (4096) below max_requests (8192)"},
 		{"unknown plugin configuration key", `"routing_header": "x-aidialect-provider",`,
 			`"routing_headers": "x-aidialect-provider",`, `plugin configuration: unknown field "routing_headers"`},
 		{"unknown dialect", `"dialect": "eternalai"`, `"dialect": "eternal-ai"`, `unknown dialect "eternal-ai"`},
@@ -942,13 +1030,13 @@ func TestBrokenEnvoyYAMLIsRejected(t *testing.T) {
 	}
 }
 
-// TestPluginConfigKeys: the key list above is exactly DESIGN.md's (a sample with every key decodes),
+// TestPluginConfigKeys: the key list above is complete (a sample with every key decodes),
 // and an unknown key at any depth is an error.
 func TestPluginConfigKeys(t *testing.T) {
 	full := `{"providers":[{"name":"p","dialect":"azure-openai","host":"r.openai.azure.com","base_path":"/openai",
 	  "api_key_env":"K","auth":"bearer","api_version":"2024-10-21",
 	  "models":[{"name":"m","model":"x","deployment":"d"}]},
-	 {"name":"e","dialect":"eternalai","host":"api.eternalai.org","auth":"passthrough","chain_id":"45762",
+	 {"name":"e","dialect":"eternalai","host":"api.eternalai.org","api_key_env":"E","chain_id":"45762",
 	  "models":[{"name":"i","chain_id":"45762"}]},
 	 {"name":"a","dialect":"azure-ai","host":"x.models.ai.azure.com","api_key_env":"A","extra_parameters":"drop",
 	  "models":[{"name":"*"}]}],
@@ -956,14 +1044,14 @@ func TestPluginConfigKeys(t *testing.T) {
 	 "routing_header":"x-aidialect-provider","path_prefix":"/llm","max_request_bytes":1,
 	 "onchain_data":"keep","unknown_paths":"reject","max_event_bytes":65536,"usage":"force"}`
 	if _, err := parsePluginConfig([]byte(full)); err != nil {
-		t.Fatalf("a configuration using every DESIGN.md key was rejected: %v", err)
+		t.Fatalf("a configuration using every key was rejected: %v", err)
 	}
 	for _, bad := range []string{
 		`{"providers":[],"extra":1}`,
 		`{"providers":[{"name":"p","dialect":"openai","host":"h.example","api_key_env":"K","models":[{"name":"*"}],"timeout":5}]}`,
 		`{"providers":[{"name":"p","dialect":"openai","host":"h.example","api_key_env":"K","models":[{"name":"*","weight":1}]}]}`,
 		`{"providers":[{"name":"p","dialect":"openai","host":"h.example","api_key_env":"K","models":[{"name":"*"}]}],"consumers":[{"name":"c","key":"x"}]}`,
-		// Same key, other case: not the key DESIGN.md defines.
+		// Same key, other case: not the key the filter defines.
 		`{"providers":[{"name":"p","dialect":"openai","host":"h.example","api_key_env":"K","models":[{"name":"*"}]}],"Routing_Header":"x"}`,
 	} {
 		if _, err := parsePluginConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), "unknown field") {
@@ -984,6 +1072,13 @@ func TestDockerfile(t *testing.T) {
 	want := []string{"FROM scratch", "COPY dist/aidialect.wasm ./plugin.wasm"}
 	if !reflect.DeepEqual(instr, want) {
 		t.Fatalf("Dockerfile instructions %q, want %q", instr, want)
+	}
+	// The documented build makes a plain linux/amd64 image manifest: Istio's and Envoy Gateway's fetchers
+	// resolve only linux/amd64 from an index, and attestations always make one.
+	for _, flag := range []string{"--platform linux/amd64", "--provenance=false", "--sbom=false"} {
+		if !strings.Contains(string(readFile(t, "Dockerfile")), flag) {
+			t.Errorf("Dockerfile: the documented build command must pass %s", flag)
+		}
 	}
 	ignore := string(readFile(t, "Dockerfile.dockerignore"))
 	if !strings.Contains(ignore, "!dist/aidialect.wasm") {

@@ -13,6 +13,7 @@ import (
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	wasmfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/wasm/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -52,12 +53,50 @@ type gatewayDocs struct {
 	backends      []*egv1a1.Backend
 	routeFilters  []*egv1a1.HTTPRouteFilter
 	allNamespaces []string
+
+	egConfig   *egv1a1.EnvoyGatewaySpec // helm/envoy-gateway-values.yaml, config.envoyGateway
+	secretDocs map[string]string        // texts that tell operators to create the key Secret
+}
+
+const (
+	egHelmValuesFile = "gateway/helm/envoy-gateway-values.yaml"
+	// Where the Envoy Gateway chart is installed (README.md), i.e. where ControllerNamespace mode runs
+	// the Envoy pods.
+	egControllerNamespace = "envoy-gateway-system"
+	routeTypeURL          = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
+)
+
+// readGatewayFiles: gateway/*.yaml, Envoy Gateway's Helm values and the README, keyed by path.
+func readGatewayFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	files := readYAMLFiles(t, "gateway")
+	files[egHelmValuesFile] = readFile(t, egHelmValuesFile)
+	files[readmeFile] = readFile(t, readmeFile)
+	return files
 }
 
 func loadGateway(files map[string][]byte) (*gatewayDocs, error) {
-	d := &gatewayDocs{}
+	d := &gatewayDocs{secretDocs: map[string]string{}}
 	var errs []error
 	for _, file := range sortedKeys(files) {
+		switch file {
+		case egHelmValuesFile:
+			var values struct {
+				Config struct {
+					EnvoyGateway egv1a1.EnvoyGatewaySpec `json:"envoyGateway"`
+				} `json:"config"`
+			}
+			if err := decodeYAMLStrict(files[file], &values); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", file, err))
+			}
+			d.egConfig = &values.Config.EnvoyGateway
+			continue
+		case readmeFile:
+			d.secretDocs["README.md (Envoy Gateway)"] = readmeSection(string(files[file]), "Envoy Gateway")
+			continue
+		case "gateway/gateway.yaml":
+			d.secretDocs[file] = string(files[file])
+		}
 		for i, doc := range splitYAML(files[file]) {
 			where := fmt.Sprintf("%s document %d", file, i+1)
 			tm, err := typeMeta(doc)
@@ -210,7 +249,7 @@ func checkGateway(ec *envoyConfig, d *gatewayDocs) error {
 			errs = append(errs, err)
 		}
 		// The patch must land on exactly this filter and give it envoy.yaml's PluginConfig settings.
-		if err := checkPatchPolicy(d.patches[0], gw, eep, w); err != nil {
+		if err := checkPatchPolicy(d.patches[0], gw, eep, w, route); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -226,6 +265,24 @@ func checkGateway(ec *envoyConfig, d *gatewayDocs) error {
 	if t := btp.Spec.Timeout; t == nil || t.HTTP == nil || t.HTTP.RequestTimeout == nil || mustDuration(string(*t.HTTP.RequestTimeout)) != 0 {
 		bad("BackendTrafficPolicy timeout.http.requestTimeout must be 0s (streams)")
 	}
+	cb := btp.Spec.CircuitBreaker
+	if cb == nil {
+		cb = &egv1a1.CircuitBreaker{}
+	}
+	i64 := func(v *int64) *uint64 {
+		if v == nil {
+			return nil
+		}
+		n := uint64(*v)
+		return &n
+	}
+	if err := checkCircuitBreaker("BackendTrafficPolicy circuitBreaker", map[string]*uint64{
+		"maxConnections":      i64(cb.MaxConnections),
+		"maxPendingRequests":  i64(cb.MaxPendingRequests),
+		"maxParallelRequests": i64(cb.MaxParallelRequests),
+	}, "maxConnections", "maxParallelRequests", true); err != nil {
+		errs = append(errs, err)
+	}
 	ctp := d.clientPols[0]
 	if !targetsGateway([]egv1a1.PolicyTargetReferences{ctp.Spec.PolicyTargetReferences}, gw.Name) {
 		bad("ClientTrafficPolicy must target Gateway %s", gw.Name)
@@ -239,6 +296,33 @@ func checkGateway(ec *envoyConfig, d *gatewayDocs) error {
 
 	if err := checkHTTPRoute(ec, d, gw, route); err != nil {
 		errs = append(errs, err)
+	}
+
+	// Envoy Gateway's own configuration, and the Secret in the namespace where it runs the Envoy pods.
+	if c := d.egConfig; c == nil {
+		bad("%s: missing", egHelmValuesFile)
+	} else {
+		if c.ExtensionAPIs == nil || !c.ExtensionAPIs.EnableBackend || !c.ExtensionAPIs.EnableEnvoyPatchPolicy {
+			bad("%s: extensionApis.enableBackend and enableEnvoyPatchPolicy must be true (Backends, EnvoyPatchPolicy)", egHelmValuesFile)
+		}
+		podNamespace, mode := egControllerNamespace, egv1a1.KubernetesDeployModeTypeControllerNamespace
+		if c.Provider != nil && c.Provider.Kubernetes != nil && c.Provider.Kubernetes.Deploy != nil && c.Provider.Kubernetes.Deploy.Type != nil {
+			mode = *c.Provider.Kubernetes.Deploy.Type
+		}
+		if mode == egv1a1.KubernetesDeployModeTypeGatewayNamespace {
+			podNamespace = gw.Namespace
+		}
+		for _, where := range sortedMapKeys(d.secretDocs) {
+			if err := checkSecretNamespace(where, d.secretDocs[where], podNamespace, fmt.Sprintf(
+				"with deploy.type %s Envoy Gateway runs the Envoy pods in %s, and the EnvoyProxy's secretKeyRef is resolved there", mode, podNamespace)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		for _, cmd := range shellCommands(d.secretDocs["README.md (Envoy Gateway)"], "helm install eg ") {
+			if m := namespaceFlag.FindStringSubmatch(cmd); m == nil || m[1] != egControllerNamespace || !strings.Contains(cmd, egHelmValuesFile) {
+				bad("README.md (Envoy Gateway): `helm install eg` must use -n %s and -f envoy/%s", egControllerNamespace, egHelmValuesFile)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -437,11 +521,65 @@ func egListener(gw *gwapiv1.Gateway, eep *egv1a1.EnvoyExtensionPolicy, w egv1a1.
 	}, nil
 }
 
+// egRouteConfig builds the route configuration Envoy Gateway v1.5 generates for the HTTPRoute, as far
+// as the patch can see it (internal/xds/translator/route.go): one route per rule in order, forwarding
+// rules with a route action whose timeout is the BackendTrafficPolicy's requestTimeout (0s) and whose
+// idle_timeout Envoy Gateway derives from it (0s when the request timeout is 0), the catch-all as a
+// direct response.
+func egRouteConfig(gw *gwapiv1.Gateway, route *gwapiv1.HTTPRoute) *routev3.RouteConfiguration {
+	name := fmt.Sprintf("%s/%s/%s", gw.Namespace, gw.Name, gw.Spec.Listeners[0].Name)
+	vh := &routev3.VirtualHost{Name: name + "/*", Domains: []string{"*"}}
+	for i, r := range route.Spec.Rules {
+		rt := &routev3.Route{
+			Name:  fmt.Sprintf("httproute/%s/%s/rule/%d/match/0/*", route.Namespace, route.Name, i),
+			Match: &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}},
+		}
+		if len(r.BackendRefs) == 0 {
+			rt.Action = &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: wantDirectNotFound}}
+		} else {
+			rt.Action = &routev3.Route_Route{Route: &routev3.RouteAction{
+				ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: fmt.Sprintf("httproute/%s/%s/rule/%d", route.Namespace, route.Name, i)},
+				Timeout:          durationpb.New(0),
+				IdleTimeout:      durationpb.New(0),
+			}}
+		}
+		vh.Routes = append(vh.Routes, rt)
+	}
+	return &routev3.RouteConfiguration{Name: name, VirtualHosts: []*routev3.VirtualHost{vh}}
+}
+
+// applyEGPatch applies one `add` JSON patch the way Envoy Gateway does (JSONPath located with the
+// same library, ojg, then the op at every location) and returns the number of locations.
+func applyEGPatch(doc any, op egv1a1.JSONPatchOperation) (int, error) {
+	if op.Op != egv1a1.JSONPatchOperationType("add") || op.JSONPath == nil || op.Path == nil || op.Value == nil ||
+		strings.Count(*op.Path, "/") != 1 || !strings.HasPrefix(*op.Path, "/") {
+		return 0, errors.New("this check handles `add` with jsonPath and a one-segment path only")
+	}
+	x, err := jp.ParseString(*op.JSONPath)
+	if err != nil {
+		return 0, fmt.Errorf("jsonPath: %w", err)
+	}
+	hits := x.Get(doc)
+	for _, h := range hits {
+		obj, ok := h.(map[string]any)
+		if !ok {
+			return 0, errors.New("jsonPath must select objects")
+		}
+		var v any
+		if err := json.Unmarshal(op.Value.Raw, &v); err != nil {
+			return 0, err
+		}
+		obj[strings.TrimPrefix(*op.Path, "/")] = v
+	}
+	return len(hits), nil
+}
+
 // checkPatchPolicy applies the EnvoyPatchPolicy the way Envoy Gateway does (protojson with proto
-// names, JSONPath located with the same library, ojg, then the JSON patch op), and checks that each
-// JSONPath hits exactly one node and that the patched listener parses strictly, passes ValidateAll
-// and carries envoy.yaml's PluginConfig settings (flag, FAIL_RELOAD, name, keys, configuration).
-func checkPatchPolicy(epp *egv1a1.EnvoyPatchPolicy, gw *gwapiv1.Gateway, eep *egv1a1.EnvoyExtensionPolicy, w egv1a1.Wasm) error {
+// names, JSONPath located with ojg, then the JSON patch op), and checks that each listener JSONPath
+// hits exactly one node, that the patched listener and route configuration parse strictly and pass
+// ValidateAll, that the wasm filter carries envoy.yaml's PluginConfig settings (flag, FAIL_RELOAD, name,
+// keys, configuration), and that every forwarding route has a finite idle_timeout.
+func checkPatchPolicy(epp *egv1a1.EnvoyPatchPolicy, gw *gwapiv1.Gateway, eep *egv1a1.EnvoyExtensionPolicy, w egv1a1.Wasm, route *gwapiv1.HTTPRoute) error {
 	if epp.Spec.Type != egv1a1.JSONPatchEnvoyPatchType || string(epp.Spec.TargetRef.Kind) != "Gateway" || string(epp.Spec.TargetRef.Name) != gw.Name {
 		return fmt.Errorf("EnvoyPatchPolicy: must be a JSONPatch targeting Gateway %s", gw.Name)
 	}
@@ -452,43 +590,53 @@ func checkPatchPolicy(epp *egv1a1.EnvoyPatchPolicy, gw *gwapiv1.Gateway, eep *eg
 	if err != nil {
 		return err
 	}
-	js, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(l)
-	if err != nil {
-		return err
-	}
-	doc, err := oj.Parse(js)
-	if err != nil {
-		return err
-	}
-	for i, p := range epp.Spec.JSONPatches {
-		op := p.Operation
-		if string(p.Type) != listenerTypeURL || p.Name != l.GetName() {
-			return fmt.Errorf("EnvoyPatchPolicy patch %d: targets %s %q, want %s %q", i, p.Type, p.Name, listenerTypeURL, l.GetName())
-		}
-		if op.Op != egv1a1.JSONPatchOperationType("add") || op.JSONPath == nil || op.Path == nil || op.Value == nil ||
-			strings.Count(*op.Path, "/") != 1 || !strings.HasPrefix(*op.Path, "/") {
-			return fmt.Errorf("EnvoyPatchPolicy patch %d: this check handles `add` with jsonPath and a one-segment path only", i)
-		}
-		x, err := jp.ParseString(*op.JSONPath)
+	rc := egRouteConfig(gw, route)
+	docs := map[string]any{}
+	names := map[string]string{listenerTypeURL: l.GetName(), routeTypeURL: rc.GetName()}
+	for typeURL, m := range map[string]proto.Message{listenerTypeURL: l, routeTypeURL: rc} {
+		js, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
 		if err != nil {
-			return fmt.Errorf("EnvoyPatchPolicy patch %d: jsonPath: %w", i, err)
-		}
-		hits := x.Get(doc)
-		if len(hits) != 1 {
-			return fmt.Errorf("EnvoyPatchPolicy patch %d: jsonPath %s matches %d nodes in the generated listener, want 1", i, *op.JSONPath, len(hits))
-		}
-		obj, ok := hits[0].(map[string]any)
-		if !ok {
-			return fmt.Errorf("EnvoyPatchPolicy patch %d: jsonPath must select an object", i)
-		}
-		var v any
-		if err := json.Unmarshal(op.Value.Raw, &v); err != nil {
 			return err
 		}
-		obj[strings.TrimPrefix(*op.Path, "/")] = v
+		if docs[typeURL], err = oj.Parse(js); err != nil {
+			return err
+		}
+	}
+	for i, p := range epp.Spec.JSONPatches {
+		doc := docs[string(p.Type)]
+		if doc == nil || p.Name != names[string(p.Type)] {
+			return fmt.Errorf("EnvoyPatchPolicy patch %d: targets %s %q, want %s %q or %s %q", i, p.Type, p.Name,
+				listenerTypeURL, l.GetName(), routeTypeURL, rc.GetName())
+		}
+		n, err := applyEGPatch(doc, p.Operation)
+		if err != nil {
+			return fmt.Errorf("EnvoyPatchPolicy patch %d: %w", i, err)
+		}
+		if string(p.Type) == listenerTypeURL && n != 1 {
+			return fmt.Errorf("EnvoyPatchPolicy patch %d: jsonPath %s matches %d nodes in the generated listener, want 1", i, *p.Operation.JSONPath, n)
+		}
+		if n == 0 {
+			return fmt.Errorf("EnvoyPatchPolicy patch %d: jsonPath %s matches nothing in the generated %s", i, *p.Operation.JSONPath, p.Type)
+		}
+	}
+	var patchedRC routev3.RouteConfiguration
+	if err := unmarshalProto([]byte(oj.JSON(docs[routeTypeURL])), &patchedRC); err != nil {
+		return fmt.Errorf("EnvoyPatchPolicy: patched route configuration: %w", err)
+	}
+	if err := validateAll(&patchedRC); err != nil {
+		return fmt.Errorf("EnvoyPatchPolicy: patched route configuration: %w", err)
+	}
+	for _, r := range patchedRC.GetVirtualHosts()[0].GetRoutes() {
+		if ra := r.GetRoute(); ra != nil {
+			// Envoy Gateway sets it to 0 with requestTimeout 0s, and a route's idle_timeout overrides the
+			// ClientTrafficPolicy's stream idle timeout.
+			if err := checkIdleTimeout("idle_timeout of route "+r.GetName()+" (Envoy Gateway sets 0 with requestTimeout 0s)", ra.GetIdleTimeout()); err != nil {
+				return fmt.Errorf("EnvoyPatchPolicy: %w", err)
+			}
+		}
 	}
 	var patched listenerv3.Listener
-	if err := unmarshalProto([]byte(oj.JSON(doc)), &patched); err != nil {
+	if err := unmarshalProto([]byte(oj.JSON(docs[listenerTypeURL])), &patched); err != nil {
 		return fmt.Errorf("EnvoyPatchPolicy: patched listener: %w", err)
 	}
 	if err := validateAll(&patched); err != nil {
@@ -524,7 +672,7 @@ func mustUnmarshalRouter(l *listenerv3.Listener) *hcmv3.HttpFilter {
 // EnvoyPatchPolicy lands on the generated wasm filter, and everything agrees with envoy.yaml.
 func TestGatewayManifests(t *testing.T) {
 	ec := loadEnvoyFile(t)
-	d, err := loadGateway(readYAMLFiles(t, "gateway"))
+	d, err := loadGateway(readGatewayFiles(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -569,11 +717,33 @@ func TestBrokenGatewayManifestsAreRejected(t *testing.T) {
 			"  - matches:\n    - path: { type: PathPrefix, value: /v1 }\n    filters:\n    - type: ExtensionRef", "the last rule must match PathPrefix /"},
 		{"inline secret", "gateway/gateway.yaml", "          - name: ETERNALAI_KEY\n            valueFrom:\n              secretKeyRef: { name: aidialect-provider-keys, key: ETERNALAI_KEY }",
 			"          - name: ETERNALAI_KEY\n            value: sk-123", "must come from a Secret"},
+		{"missing idle timeout", "gateway/envoyextensionpolicy.yaml",
+			"  - type: type.googleapis.com/envoy.config.route.v3.RouteConfiguration\n    name: aidialect/aidialect/http\n    operation:\n      op: add\n      jsonPath: \"$.virtual_hosts[*].routes[*].route\"\n      path: /idle_timeout\n      value: 900s\n",
+			"", "idle_timeout of route httproute/aidialect/aidialect/rule/0/match/0/* (Envoy Gateway sets 0 with requestTimeout 0s) is missing or 0"},
+		{"idle timeout patch misses the routes", "gateway/envoyextensionpolicy.yaml", `jsonPath: "$.virtual_hosts[*].routes[*].route"`,
+			`jsonPath: "$.virtual_hosts[*].route"`, "matches nothing in the generated type.googleapis.com/envoy.config.route.v3.RouteConfiguration"},
+		{"idle timeout patch with a bad duration", "gateway/envoyextensionpolicy.yaml", "      value: 900s\n", "      value: 15 minutes\n",
+			"patched route configuration"},
+		{"unbounded circuit breakers", "gateway/backendtrafficpolicy.yaml", "    maxParallelRequests: 8192", "    maxParallelRequests: 4294967295",
+			"BackendTrafficPolicy circuitBreaker: maxParallelRequests is 4294967295, unbounded in effect"},
+		{"default circuit breakers", "gateway/backendtrafficpolicy.yaml",
+			"  circuitBreaker:\n    maxConnections: 8192\n    maxPendingRequests: 8192\n    maxParallelRequests: 8192\n", "",
+			"BackendTrafficPolicy circuitBreaker: maxConnections is not set"},
+		{"Secret namespace", readmeFile, "kubectl -n envoy-gateway-system create secret generic aidialect-provider-keys",
+			"kubectl -n aidialect create secret generic aidialect-provider-keys",
+			`README.md (Envoy Gateway): Secret namespace "aidialect", want "envoy-gateway-system"`},
+		{"Secret namespace in the EnvoyProxy comment", "gateway/gateway.yaml", "#   kubectl -n envoy-gateway-system create secret",
+			"#   kubectl -n aidialect create secret", `gateway/gateway.yaml: Secret namespace "aidialect", want "envoy-gateway-system"`},
+		{"pods moved without the Secret", egHelmValuesFile, "          type: ControllerNamespace", "          type: GatewayNamespace",
+			`Secret namespace "envoy-gateway-system", want "aidialect"`},
+		{"extension API left off", egHelmValuesFile, "      enableBackend: true", "      enableBackend: false",
+			"extensionApis.enableBackend and enableEnvoyPatchPolicy must be true"},
+		{"misspelled Envoy Gateway setting", egHelmValuesFile, "    extensionApis:", "    extensionAPIs:", `unknown field "config.envoyGateway.extensionAPIs"`},
 		{"bootstrap merge with a typo", "gateway/gateway.yaml", "        - tag_name: model", "        - tag_nme: model", `unknown field "tag_nme"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			files := readYAMLFiles(t, "gateway")
+			files := readGatewayFiles(t)
 			files[c.file] = []byte(mustReplace(t, string(files[c.file]), c.old, c.new))
 			d, err := loadGateway(files)
 			if err == nil {

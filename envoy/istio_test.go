@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -17,6 +18,7 @@ import (
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	extensionsv1alpha1 "istio.io/api/extensions/v1alpha1"
 	networkingv1alpha3 "istio.io/api/networking/v1alpha3"
@@ -87,6 +89,86 @@ var istioNetworkingVersions = []string{"networking.istio.io/v1", "networking.ist
 type istioDocs struct {
 	objects    []*istioObject
 	configMaps []*corev1.ConfigMap
+	helm       *istioGatewayValues // helm/gateway-values.yaml
+	readme     string              // README.md, section "Istio"
+}
+
+// Files outside istio/*.yaml that the Istio deployment consists of too.
+const (
+	istioHelmValuesFile = "istio/helm/gateway-values.yaml"
+	readmeFile          = "README.md"
+	providerKeysSecret  = "aidialect-provider-keys"
+)
+
+// istioGatewayValues is the part of the istio/gateway chart's values that helm/gateway-values.yaml sets
+// (chart values.yaml and values.schema.json: podAnnotations, envVarFrom); any other key is an error.
+type istioGatewayValues struct {
+	PodAnnotations map[string]string `json:"podAnnotations"`
+	EnvVarFrom     []corev1.EnvVar   `json:"envVarFrom"`
+}
+
+// readIstioFiles: istio/*.yaml, the gateway's Helm values and the README, keyed by path.
+func readIstioFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	files := readYAMLFiles(t, "istio")
+	files[istioHelmValuesFile] = readFile(t, istioHelmValuesFile)
+	files[readmeFile] = readFile(t, readmeFile)
+	return files
+}
+
+// readmeSection returns the text of the "## <title>" section of a Markdown file.
+func readmeSection(md, title string) string {
+	start := strings.Index(md, "\n## "+title+"\n")
+	if start < 0 {
+		return ""
+	}
+	rest := md[start+1:]
+	if end := strings.Index(rest[1:], "\n## "); end >= 0 {
+		return rest[:end+1]
+	}
+	return rest
+}
+
+// shellCommands returns the commands in text that contain marker, with backslash-continued lines joined.
+func shellCommands(text, marker string) []string {
+	var out []string
+	for _, line := range strings.Split(strings.ReplaceAll(text, "\\\n", " "), "\n") {
+		if strings.Contains(line, marker) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+var namespaceFlag = regexp.MustCompile(`(?:^|\s)(?:-n|--namespace)[ =]([a-z0-9.-]+)`)
+
+// secretNamespaces: the namespace of every `create secret generic aidialect-provider-keys` command in
+// text ("" for a command without one, i.e. the current namespace).
+func secretNamespaces(text string) []string {
+	var out []string
+	for _, cmd := range shellCommands(text, "create secret generic "+providerKeysSecret) {
+		ns := ""
+		if m := namespaceFlag.FindStringSubmatch(cmd); m != nil {
+			ns = m[1]
+		}
+		out = append(out, ns)
+	}
+	return out
+}
+
+// checkSecretNamespace: every command in text that creates the key Secret creates it in want, the
+// namespace of the pods that read it (a Secret elsewhere leaves them in CreateContainerConfigError).
+func checkSecretNamespace(where, text, want, why string) error {
+	nss := secretNamespaces(text)
+	if len(nss) == 0 {
+		return fmt.Errorf("%s: no `kubectl -n %s create secret generic %s` command", where, want, providerKeysSecret)
+	}
+	for _, ns := range nss {
+		if ns != want {
+			return fmt.Errorf("%s: Secret namespace %q, want %q: %s", where, ns, want, why)
+		}
+	}
+	return nil
 }
 
 func loadIstio(files map[string][]byte) (*istioDocs, error) {
@@ -98,6 +180,17 @@ func loadIstio(files map[string][]byte) (*istioDocs, error) {
 	}
 	sort.Strings(names)
 	for _, file := range names {
+		switch file {
+		case istioHelmValuesFile:
+			docs.helm = &istioGatewayValues{}
+			if err := decodeYAMLStrict(files[file], docs.helm); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", file, err))
+			}
+			continue
+		case readmeFile:
+			docs.readme = readmeSection(string(files[file]), "Istio")
+			continue
+		}
 		for i, doc := range splitYAML(files[file]) {
 			where := fmt.Sprintf("%s document %d", file, i+1)
 			tm, err := typeMeta(doc)
@@ -242,10 +335,14 @@ func checkIstio(ec *envoyConfig, docs *istioDocs) error {
 			bad("provider %s: no ServiceEntry for %s", p.Name, p.Host)
 		} else {
 			ports := se.GetPorts()
-			if se.GetLocation() != networkingv1alpha3.ServiceEntry_MESH_EXTERNAL || se.GetResolution() != networkingv1alpha3.ServiceEntry_DNS ||
+			if se.GetLocation() != networkingv1alpha3.ServiceEntry_MESH_EXTERNAL ||
 				len(ports) != 1 || ports[0].GetNumber() != 80 || ports[0].GetProtocol() != "HTTP" || ports[0].GetTargetPort() != 443 ||
 				!reflect.DeepEqual(se.GetExportTo(), []string{"."}) {
-				bad("ServiceEntry %s: want MESH_EXTERNAL, DNS, one HTTP port 80 -> targetPort 443, exportTo [.]", p.Host)
+				bad("ServiceEntry %s: want MESH_EXTERNAL, one HTTP port 80 -> targetPort 443, exportTo [.]", p.Host)
+			}
+			// DNS_ROUND_ROBIN becomes a LOGICAL_DNS cluster, as in envoy.yaml; DNS would be STRICT_DNS.
+			if se.GetResolution() != networkingv1alpha3.ServiceEntry_DNS_ROUND_ROBIN {
+				bad("ServiceEntry %s: resolution %v, want DNS_ROUND_ROBIN (LOGICAL_DNS; DNS gives STRICT_DNS)", p.Host, se.GetResolution())
 			}
 		}
 		delete(ses, p.Host)
@@ -259,6 +356,22 @@ func checkIstio(ec *envoyConfig, docs *istioDocs) error {
 		if len(pls) != 1 || pls[0].GetPort().GetNumber() != 80 {
 			bad("DestinationRule %s: want TLS settings for port 80", p.Host)
 			continue
+		}
+		if cp := pls[0].GetConnectionPool(); true {
+			opt := func(v int32) *uint64 {
+				if v <= 0 { // istiod keeps its unbounded default for 0 (cluster_traffic_policy.go)
+					return nil
+				}
+				n := uint64(v)
+				return &n
+			}
+			if err := checkCircuitBreaker("DestinationRule "+p.Host+" connectionPool", map[string]*uint64{
+				"tcp.maxConnections":           opt(cp.GetTcp().GetMaxConnections()),
+				"http.http1MaxPendingRequests": opt(cp.GetHttp().GetHttp1MaxPendingRequests()),
+				"http.http2MaxRequests":        opt(cp.GetHttp().GetHttp2MaxRequests()),
+			}, "tcp.maxConnections", "http.http2MaxRequests", true); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		tls := pls[0].GetTls()
 		if tls.GetMode() != networkingv1alpha3.ClientTLSSettings_SIMPLE || tls.GetSni() != p.Host ||
@@ -291,6 +404,69 @@ func checkIstio(ec *envoyConfig, docs *istioDocs) error {
 			bad("ConfigMap %s custom_bootstrap.json: %v", cm.Name, err)
 		} else if err := checkStatsOnlyBootstrap(&b, ec); err != nil {
 			bad("ConfigMap %s custom_bootstrap.json: %v", cm.Name, err)
+		}
+		if docs.helm != nil && docs.helm.PodAnnotations["sidecar.istio.io/bootstrapOverride"] != cm.Name {
+			bad("%s: podAnnotations sidecar.istio.io/bootstrapOverride must name the ConfigMap %s", istioHelmValuesFile, cm.Name)
+		}
+	}
+
+	if docs.helm == nil {
+		bad("%s: missing", istioHelmValuesFile)
+	} else if err := checkIstioHelmValues(docs.helm, ec); err != nil {
+		errs = append(errs, err)
+	}
+	// The gateway pods run in the Helm release's namespace, which is the namespace of every object here.
+	if err := checkSecretNamespace("README.md (Istio)", docs.readme, namespace,
+		"the istio/gateway release runs its pods in "+namespace+" and reads the Secret there"); err != nil {
+		errs = append(errs, err)
+	}
+	for _, cmd := range shellCommands(docs.readme, "helm install aidialect-gateway istio/gateway") {
+		if m := namespaceFlag.FindStringSubmatch(cmd); m == nil || m[1] != namespace || !strings.Contains(cmd, istioHelmValuesFile) {
+			bad("README.md (Istio): `helm install aidialect-gateway` must use -n %s and -f envoy/%s", namespace, istioHelmValuesFile)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkIstioHelmValues: the keys reach the istio-proxy container from the Secret, through the chart
+// (envVarFrom), never inline; the stats matcher keeps the filter's metrics.
+func checkIstioHelmValues(v *istioGatewayValues, ec *envoyConfig) error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf(istioHelmValuesFile+": "+format, args...))
+	}
+	var names []string
+	for _, e := range v.EnvVarFrom {
+		ref := (*corev1.SecretKeySelector)(nil)
+		if e.ValueFrom != nil {
+			ref = e.ValueFrom.SecretKeyRef
+		}
+		if e.Value != "" || ref == nil || ref.Name != providerKeysSecret || ref.Key != e.Name {
+			bad("envVarFrom %s must come from secretKeyRef {name: %s, key: %s}, never inline", e.Name, providerKeysSecret, e.Name)
+		}
+		names = append(names, e.Name)
+	}
+	if names = sortedCopy(names); !reflect.DeepEqual(names, envKeys(ec.plugin)) {
+		bad("envVarFrom %v, want the api_key_env values %v", names, envKeys(ec.plugin))
+	}
+	var pc struct {
+		ProxyStatsMatcher struct {
+			InclusionRegexps []string `json:"inclusionRegexps"`
+		} `json:"proxyStatsMatcher"`
+	}
+	if err := decodeYAMLStrict([]byte(v.PodAnnotations["proxy.istio.io/config"]), &pc); err != nil {
+		bad("podAnnotations proxy.istio.io/config: %v", err)
+	}
+	// Istio keeps a stat when a regex matches its whole name (with or without Envoy's wasmcustom. prefix).
+	for _, stat := range []string{"wasmcustom.aidialect_requests_total.client_dialect.openai", "aidialect_requests_total"} {
+		kept := false
+		for _, re := range pc.ProxyStatsMatcher.InclusionRegexps {
+			if m, err := regexp.MatchString("^(?:"+re+")$", stat); err == nil && m {
+				kept = true
+			}
+		}
+		if !kept {
+			bad("podAnnotations proxy.istio.io/config: proxyStatsMatcher.inclusionRegexps must keep %s", stat)
 		}
 	}
 	return errors.Join(errs...)
@@ -339,8 +515,25 @@ func checkEnvoyFilter(ef *networkingv1alpha3.EnvoyFilter, gwSelector map[string]
 			bad("%v patch must match context GATEWAY", p.GetApplyTo())
 		}
 	}
-	if len(ef.GetConfigPatches()) != 3 {
-		bad("want 3 patches (EXTENSION_CONFIG, HTTP_FILTER, NETWORK_FILTER), got %d", len(ef.GetConfigPatches()))
+	// The filter (patches 1 and 2) only on proxies of the minimum Istio or newer: an older proxy gets
+	// no filter and answers 404, instead of a filter without the flag that hangs.
+	floorRegex := ""
+	for _, applyTo := range []networkingv1alpha3.EnvoyFilter_ApplyTo{networkingv1alpha3.EnvoyFilter_EXTENSION_CONFIG, networkingv1alpha3.EnvoyFilter_HTTP_FILTER} {
+		p := patches[applyTo]
+		if p == nil {
+			continue
+		}
+		if err := checkProxyFloor(p.GetMatch().GetProxy().GetProxyVersion()); err != nil {
+			bad("%v patch: %v", applyTo, err)
+		}
+		if v := p.GetMatch().GetProxy().GetProxyVersion(); floorRegex == "" {
+			floorRegex = v
+		} else if v != floorRegex {
+			bad("EXTENSION_CONFIG and HTTP_FILTER must match the same proxyVersion (else a proxy gets a filter whose config never comes)")
+		}
+	}
+	if len(ef.GetConfigPatches()) != 4 {
+		bad("want 4 patches (EXTENSION_CONFIG, HTTP_FILTER, NETWORK_FILTER, LISTENER), got %d", len(ef.GetConfigPatches()))
 	}
 
 	// 1. The ECDS resource: a complete, valid Wasm filter config with the flag.
@@ -382,14 +575,15 @@ func checkEnvoyFilter(ef *networkingv1alpha3.EnvoyFilter, gwSelector map[string]
 		}
 	}
 
-	// 2. The HTTP filter referring to it over ECDS, where UNSPECIFIED_PHASE would put a WasmPlugin.
+	// 2. The HTTP filter referring to it over ECDS, where UNSPECIFIED_PHASE would put a WasmPlugin: istiod
+	// appends those right before grpc_stats on a gateway (pilot/pkg/networking/core/listener_builder.go).
 	if p := patches[networkingv1alpha3.EnvoyFilter_HTTP_FILTER]; p == nil {
 		bad("needs an HTTP_FILTER patch inserting the filter")
 	} else {
 		fc := p.GetMatch().GetListener().GetFilterChain().GetFilter()
 		if p.GetPatch().GetOperation() != networkingv1alpha3.EnvoyFilter_Patch_INSERT_BEFORE ||
-			fc.GetName() != "envoy.filters.network.http_connection_manager" || fc.GetSubFilter().GetName() != "envoy.filters.http.fault" {
-			bad("HTTP_FILTER patch must INSERT_BEFORE envoy.filters.http.fault in the HTTP connection manager")
+			fc.GetName() != "envoy.filters.network.http_connection_manager" || fc.GetSubFilter().GetName() != "envoy.filters.http.grpc_stats" {
+			bad("HTTP_FILTER patch must INSERT_BEFORE envoy.filters.http.grpc_stats in the HTTP connection manager (where UNSPECIFIED_PHASE plugins go)")
 		}
 		var hf hcmv3.HttpFilter
 		if err := structToProto(p.GetPatch().GetValue(), &hf); err != nil {
@@ -424,9 +618,65 @@ func checkEnvoyFilter(ef *networkingv1alpha3.EnvoyFilter, gwSelector map[string]
 			if err := checkEarlyMutation(hcm.GetEarlyHeaderMutationExtensions()); err != nil {
 				bad("NETWORK_FILTER value: %v", err)
 			}
+			// istiod sets stream_idle_timeout 0 (off) and the routes have timeout 0s: without this a silent
+			// provider holds the stream forever.
+			if err := checkIdleTimeout("stream_idle_timeout (istiod sets 0)", hcm.GetStreamIdleTimeout()); err != nil {
+				bad("NETWORK_FILTER value: %v", err)
+			}
+		}
+	}
+
+	// 4. The gateway listener's buffer limit, above max_request_bytes (istiod leaves Envoy's 1 MiB).
+	if p := patches[networkingv1alpha3.EnvoyFilter_LISTENER]; p == nil || p.GetPatch().GetOperation() != networkingv1alpha3.EnvoyFilter_Patch_MERGE {
+		bad("needs a LISTENER MERGE patch raising per_connection_buffer_limit_bytes (istiod leaves Envoy's 1 MiB default)")
+	} else {
+		var l listenerv3.Listener
+		if err := structToProto(p.GetPatch().GetValue(), &l); err != nil {
+			bad("LISTENER value: %v", err)
+		} else if got := l.GetPerConnectionBufferLimitBytes().GetValue(); got < bufferLimitBytes || int64(got) <= *ec.plugin.MaxRequestBytes {
+			bad("LISTENER value: per_connection_buffer_limit_bytes is %d, want >= %d and > max_request_bytes (%d)", got, bufferLimitBytes, *ec.plugin.MaxRequestBytes)
+		}
+		if port := p.GetMatch().GetListener().GetPortNumber(); port != 80 {
+			bad("LISTENER patch must match the gateway's port 80 (portNumber %d)", port)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkProxyFloor: a proxyVersion regex (matched against the proxy's ISTIO_VERSION) that admits Istio
+// 1.28 and newer and nothing older.
+func checkProxyFloor(re string) error {
+	if re == "" {
+		return errors.New("match.proxy.proxyVersion must admit only Istio >= 1.28 (istiod 1.27 drops allow_on_headers_stop_iteration)")
+	}
+	rx, err := regexp.Compile(re)
+	if err != nil {
+		return fmt.Errorf("proxyVersion: %w", err)
+	}
+	for _, v := range []string{"1.28.0", "1.28.10", "1.29.3", "1.30.0-distroless", "1.35.1", "2.0.0"} {
+		if !rx.MatchString(v) {
+			return fmt.Errorf("proxyVersion %q rejects supported proxy version %s", re, v)
+		}
+	}
+	for _, v := range []string{"1.27.9", "1.27.0", "1.26.3", "1.2.8", "1.9.0", "1.8.6", "0.28.0"} {
+		if rx.MatchString(v) {
+			return fmt.Errorf("proxyVersion %q admits %s, older than the minimum Istio 1.28", re, v)
+		}
+	}
+	return nil
+}
+
+// checkIdleTimeout: an idle timeout (field names it) is set, finite and not shorter than a reasoning
+// model's silence. 0 turns it off, and then a provider that goes silent holds its stream forever.
+func checkIdleTimeout(field string, d *durationpb.Duration) error {
+	const minIdle, maxIdle = 300 * time.Second, time.Hour
+	if d == nil || d.AsDuration() == 0 {
+		return fmt.Errorf("%s is missing or 0 (= off): a silent provider stream would never end; set it (900s)", field)
+	}
+	if got := d.AsDuration(); got < minIdle || got > maxIdle {
+		return fmt.Errorf("%s is %v, want %v..%v", field, got, minIdle, maxIdle)
+	}
+	return nil
 }
 
 func checkVirtualService(vs *networkingv1alpha3.VirtualService, gwName string, ec *envoyConfig) error {
@@ -491,7 +741,7 @@ func checkVirtualService(vs *networkingv1alpha3.VirtualService, gwName string, e
 // set agrees with envoy.yaml (plugin configuration, module, keys, providers, TLS names, routes, tags).
 func TestIstioManifests(t *testing.T) {
 	ec := loadEnvoyFile(t)
-	docs, err := loadIstio(readYAMLFiles(t, "istio"))
+	docs, err := loadIstio(readIstioFiles(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,12 +784,45 @@ func TestBrokenIstioManifestsAreRejected(t *testing.T) {
 			"        host: my-llama.models.ai.azure.com\n", "route azure-ai must go to"},
 		{"route without the header match", "istio/serviceentries.yaml", "          exact: openai", "          prefix: openai",
 			"must match only x-aidialect-provider, exactly"},
+		{"proxy floor admits Istio 1.27", "istio/envoyfilter.yaml", "      proxy:\n        proxyVersion: '^(1\\.(2[89]|[3-9][0-9])|[2-9][0-9]*)\\..*'\n      listener:",
+			"      proxy:\n        proxyVersion: '^(1\\.(2[7-9]|[3-9][0-9])|[2-9][0-9]*)\\..*'\n      listener:", "admits 1.27.9, older than the minimum Istio 1.28"},
+		{"filter for every proxy version", "istio/envoyfilter.yaml", "      proxy:\n        proxyVersion: '^(1\\.(2[89]|[3-9][0-9])|[2-9][0-9]*)\\..*'\n      listener:",
+			"      listener:", "HTTP_FILTER patch: match.proxy.proxyVersion must admit only Istio >= 1.28"},
+		{"buffer limit below max_request_bytes", "istio/envoyfilter.yaml", "        per_connection_buffer_limit_bytes: 16777216",
+			"        per_connection_buffer_limit_bytes: 4194304", "LISTENER value: per_connection_buffer_limit_bytes is 4194304"},
+		{"no listener buffer patch", "istio/envoyfilter.yaml", "  - applyTo: LISTENER\n", "  - applyTo: CLUSTER\n",
+			"needs a LISTENER MERGE patch raising per_connection_buffer_limit_bytes"},
+		{"missing stream idle timeout", "istio/envoyfilter.yaml", "          stream_idle_timeout: 900s\n", "",
+			"stream_idle_timeout (istiod sets 0) is missing or 0"},
+		{"filter inserted at the wrong point", "istio/envoyfilter.yaml", "              name: envoy.filters.http.grpc_stats",
+			"              name: envoy.filters.http.fault", "must INSERT_BEFORE envoy.filters.http.grpc_stats"},
+		{"unbounded circuit breakers", "istio/serviceentries.yaml",
+			"        subjectAltNames: [api.eternalai.org]\n      connectionPool:\n        tcp:\n          maxConnections: 8192\n        http:\n          http1MaxPendingRequests: 8192\n          http2MaxRequests: 8192\n",
+			"        subjectAltNames: [api.eternalai.org]\n",
+			"DestinationRule api.eternalai.org connectionPool: http.http1MaxPendingRequests is not set"},
+		{"circuit breaker above the bound", "istio/serviceentries.yaml",
+			"        subjectAltNames: [api.openai.com]\n      connectionPool:\n        tcp:\n          maxConnections: 8192\n        http:\n          http1MaxPendingRequests: 8192\n          http2MaxRequests: 8192\n",
+			"        subjectAltNames: [api.openai.com]\n      connectionPool:\n        tcp:\n          maxConnections: 8192\n        http:\n          http1MaxPendingRequests: 8192\n          http2MaxRequests: 100000000\n",
+			"http.http2MaxRequests is 100000000, unbounded in effect"},
+		{"STRICT_DNS resolution", "istio/serviceentries.yaml", "  hosts: [api.openai.com]\n  location: MESH_EXTERNAL\n  resolution: DNS_ROUND_ROBIN",
+			"  hosts: [api.openai.com]\n  location: MESH_EXTERNAL\n  resolution: DNS", "resolution DNS, want DNS_ROUND_ROBIN"},
+		{"Secret namespace", readmeFile, "kubectl -n aidialect create secret generic aidialect-provider-keys",
+			"kubectl -n istio-system create secret generic aidialect-provider-keys", `README.md (Istio): Secret namespace "istio-system", want "aidialect"`},
+		{"key missing from the gateway's envVarFrom", istioHelmValuesFile,
+			"- name: ETERNALAI_KEY\n  valueFrom:\n    secretKeyRef: { name: aidialect-provider-keys, key: ETERNALAI_KEY }\n", "",
+			"envVarFrom [AZURE_AI_KEY AZURE_OPENAI_KEY OPENAI_API_KEY], want the api_key_env values"},
+		{"inline key in the gateway values", istioHelmValuesFile,
+			"- name: AZURE_AI_KEY\n  valueFrom:\n    secretKeyRef: { name: aidialect-provider-keys, key: AZURE_AI_KEY }\n",
+			"- name: AZURE_AI_KEY\n  value: sk-123\n", "envVarFrom AZURE_AI_KEY must come from secretKeyRef"},
+		{"misspelled chart value", istioHelmValuesFile, "envVarFrom:\n", "envVarsFrom:\n", `unknown field "envVarsFrom"`},
+		{"stats matcher drops the metrics", istioHelmValuesFile, `inclusionRegexps: ["(wasmcustom\\.)?aidialect_.*"]`,
+			`inclusionRegexps: ["aidialect_.*"]`, "must keep wasmcustom.aidialect_requests_total"},
 		{"stats tag drift", "istio/bootstrap-override.yaml", `(\\.code\\.([^.]+))`, `(\\.error\\.([^.]+))`,
 			"must hold exactly the stats_config.stats_tags of envoy.yaml"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			files := readYAMLFiles(t, "istio")
+			files := readIstioFiles(t)
 			files[c.file] = []byte(mustReplace(t, string(files[c.file]), c.old, c.new))
 			docs, err := loadIstio(files)
 			if err == nil {

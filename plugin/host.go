@@ -63,7 +63,7 @@ const (
 	// collectAfterBytes runs it as soon as this many body bytes were read since the last collection, so a
 	// run of large bodies cannot grow the heap by collectEvery times their size before the next collection:
 	// peak memory stays within a few times max_request_bytes whatever the request mix.
-	collectAfterBytes = 16 << 20
+	collectAfterBytes = 4 << 20
 )
 
 func (p *statePool) get() *requestState {
@@ -89,7 +89,7 @@ func (s *requestState) footprint() int {
 	return cap(s.out) + cap(s.scratch) + s.body.Footprint() + s.stream.Footprint()
 }
 
-// handled records n body bytes read from the host, and collects once enough of them piled up. Called from
+// handled records n body bytes about to be read from the host, and collects once enough of them piled up. Called from
 // inside callbacks too, so a long stream cannot grow the heap chunk after chunk until it ends.
 func (p *statePool) handled(n int) {
 	p.sinceCollect += n

@@ -43,6 +43,7 @@ type httpContext struct {
 	// requestDone: the body was checked and rendered (or refused); later request callbacks pass it on.
 	requestDone bool
 	dropped     []string
+	droppedMore int // dropped parameters past those listed in dropped
 	exchange    translate.Exchange
 
 	mode           responseMode
@@ -196,6 +197,8 @@ func (h *httpContext) OnHttpRequestTrailers(int) (action types.Action) {
 // the provider and releases the request. It runs once, at end_of_stream or in the trailers callback.
 func (h *httpContext) finishRequest(bodySize int) types.Action {
 	h.requestDone = true
+	// Counted before the read, so that garbage left by earlier bodies is collected before this one is copied in.
+	h.plugin.pool.handled(bodySize)
 	raw, err := proxywasm.GetHttpRequestBody(0, bodySize)
 	if err != nil && err != types.ErrorStatusNotFound {
 		return h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "", "reading the request body failed: "+err.Error()))
@@ -203,7 +206,6 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	if len(raw) > h.cfg.maxRequestBytes {
 		return h.reply(h.req.Dialect, bodyTooLarge(h.cfg.maxRequestBytes))
 	}
-	h.plugin.pool.handled(len(raw))
 	h.state = h.plugin.pool.get()
 	body := &h.state.body
 	if perr := body.Parse(raw); perr != nil {
@@ -218,7 +220,13 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 		}
 	}
 	h.target.ForceStreamUsage = h.cfg.forceUsage
-	out, rerr := translate.RenderBody(h.state.out[:0], &h.req, body, &h.target)
+	dst := h.state.out[:0]
+	if need := len(raw) + len(raw)/8 + 256; cap(dst) < need {
+		// Rendering writes the whole body once: sized up front, a large body is not grown by doubling through
+		// a trail of garbage copies, whose freed gaps would grow linear memory (it never shrinks).
+		dst = make([]byte, 0, need)
+	}
+	out, rerr := translate.RenderBody(dst, &h.req, body, &h.target)
 	if rerr != nil {
 		return h.reply(h.req.Dialect, rerr)
 	}
@@ -228,7 +236,7 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 			return h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "", "replacing the request body failed: "+err.Error()))
 		}
 	}
-	h.dropped = out.Dropped
+	h.dropped, h.droppedMore = out.Dropped, out.DroppedMore
 	h.exchange = translate.Exchange{
 		Client: h.req.Dialect, Provider: h.target.Dialect, Op: h.req.Op, Onchain: h.cfg.onchain,
 		IncludeUsage: body.IncludeUsage, StripUsageChunk: out.ForcedUsage, Tools: body.HasTools(),
@@ -316,7 +324,7 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	}
 	hs := &h.respHeaders
 	if len(h.dropped) > 0 {
-		hs.set("x-aidialect-dropped-params", droppedParamsHeader(h.dropped))
+		hs.set("x-aidialect-dropped-params", droppedParamsHeader(h.dropped, h.droppedMore))
 	}
 	if endOfStream {
 		hs.writeResponse()
@@ -433,12 +441,12 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 }
 
 func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
+	h.plugin.pool.handled(bodySize)
 	chunk, err := proxywasm.GetHttpResponseBody(0, bodySize)
 	if err != nil && err != types.ErrorStatusNotFound {
 		proxywasm.LogWarnf("aidialect: reading a stream chunk failed: %v", err)
 		return types.ActionContinue
 	}
-	h.plugin.pool.handled(len(chunk))
 	var out []byte
 	switch {
 	case h.streamFailed || h.streamClosed:
@@ -487,12 +495,12 @@ func (h *httpContext) closeStream() []byte {
 const wholeBuffer = math.MaxInt32
 
 func (h *httpContext) finishBufferedAnswer(bodySize int) {
+	h.plugin.pool.handled(bodySize)
 	body, err := proxywasm.GetHttpResponseBody(0, bodySize)
 	if err != nil && err != types.ErrorStatusNotFound {
 		proxywasm.LogWarnf("aidialect: reading the response body failed: %v", err)
 		return
 	}
-	h.plugin.pool.handled(len(body))
 	if h.mode == responseError {
 		_, out := translate.TranslateError(h.exchange.Client, h.exchange.Provider, h.status, body)
 		h.replaceResponseBody(body, h.cfg.secrets.Redact(out))
@@ -652,7 +660,7 @@ const maxDroppedParamsHeader = 1024
 // droppedParamsHeader lists the dropped parameter names for a response header. The names are the client's own
 // JSON keys: one that is not a plain token (a CR/LF would split the response head, a comma the list) is
 // written Go-quoted in ASCII, and the list is cut at maxDroppedParamsHeader bytes with a final "...".
-func droppedParamsHeader(names []string) string {
+func droppedParamsHeader(names []string, more int) string {
 	var b []byte
 	for i, name := range names {
 		start := len(b)
@@ -671,6 +679,9 @@ func droppedParamsHeader(names []string) string {
 			}
 			return string(append(b, "..."...))
 		}
+	}
+	if more > 0 {
+		b = append(b, ",..."...)
 	}
 	return string(b)
 }

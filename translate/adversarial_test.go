@@ -72,6 +72,7 @@ var adversarialShapes = sync.OnceValue(func() []adversarialShape {
 	}
 	editPair := Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}
 	samePair := Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}
+	toolPair := Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions, Tools: true}
 
 	manyKeys := manyKeysBody(maxTopLevelMembers)
 	sharedPrefix := sharedPrefixBody(2<<10, adversarialSize/(2<<10))
@@ -93,6 +94,9 @@ var adversarialShapes = sync.OnceValue(func() []adversarialShape {
 		// prefix, up to the whole key but its last byte, is found and refused faster).
 		{name: "secret-prefix", hostile: repeatTo(adversarialSecret[:8], adversarialSize), normal: answerTwin(adversarialSize), op: redact},
 		{name: "whole-secret", hostile: wholeSecret, normal: answerTwin(len(wholeSecret)), op: redact},
+		// Azure AI tool-call deltas get an index each: one event of thousands of calls is located in one pass
+		// (each call was looked up again by path from the start: quadratic in the upstream's calls).
+		{name: "many-tool-calls", hostile: manyToolCalls(adversarialSize), normal: eventsTo(adversarialSize, azureAIChunk), op: stream(toolPair)},
 	}
 })
 
@@ -251,4 +255,13 @@ func costPerOp(t *testing.T, op func([]byte) error, body []byte, giveUp time.Dur
 		best = min(best, time.Since(start)/time.Duration(n))
 	}
 	return best
+}
+
+// manyToolCalls is an Azure AI stream of events of about 256 KiB, each carrying thousands of index-less
+// tool-call deltas, to about size bytes.
+func manyToolCalls(size int) []byte {
+	calls := strings.Repeat(`{"id":"c","type":"function","function":{"arguments":""}},`, (256<<10)/56)
+	event := []byte(`data: {"id":"a","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[` +
+		calls[:len(calls)-1] + `]},"finish_reason":null}]}` + "\n\n")
+	return eventsTo(size, event)
 }

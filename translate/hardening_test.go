@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -113,5 +114,34 @@ func TestRedactor(t *testing.T) {
 	empty := NewRedactor("", "k", "1234567")
 	if !empty.Empty() || empty.Found([]byte("k 1234567")) {
 		t.Errorf("keys under %d bytes must not be looked for", MinRedactedKeyBytes)
+	}
+}
+
+// TestUpstreamMemberTablesAreCapped: an upstream answer or stream event with more top-level keys than any
+// real one is not split into an unbounded member table; the answer is reported unreadable (the caller
+// forwards it as it came) and the event is forwarded untouched.
+func TestUpstreamMemberTablesAreCapped(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"object":"chat.completion"`)
+	for i := 0; i <= maxTopLevelMembers; i++ {
+		fmt.Fprintf(&b, `,"k%d":1`, i)
+	}
+	b.WriteString(`}`)
+	wide := b.String()
+	x := Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}
+	if _, _, _, err := TranslateJSON(nil, &x, []byte(wide)); err == nil {
+		t.Error("an answer with more than maxTopLevelMembers keys was translated")
+	}
+	s := NewStreamTranslator(x, 0)
+	event := "data: " + wide + "\n\n"
+	out, err := s.Write([]byte(event))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != event {
+		t.Errorf("the over-wide event was not forwarded untouched: %.80q", out)
+	}
+	if cap(s.members) > maxTopLevelMembers {
+		t.Errorf("the member table grew to %d", cap(s.members))
 	}
 }

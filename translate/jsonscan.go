@@ -364,6 +364,10 @@ func skimObjectMembers(src []byte, dst []member) ([]member, error) {
 			return dst, unexpected(src, valStart, "a value")
 		}
 		escaped := bytes.IndexByte(src[keyStart+1:keyEnd-1], '\\') >= 0
+		if len(dst) == maxTopLevelMembers {
+			// No provider event has that many keys; the table stays bounded whatever one sends.
+			return dst, errTooManyMembers
+		}
 		dst = append(dst, member{keyStart, keyEnd, valStart, valEnd, escaped})
 		i = skipSpace(src, valEnd)
 		if i >= len(src) {

@@ -174,8 +174,10 @@ type UpstreamBody struct {
 	// Body aliases the client's body when Changed is false, else the dst buffer given to RenderBody.
 	Body    []byte
 	Changed bool
-	// Dropped lists the extra parameters removed for an azure-ai provider (for x-aidialect-dropped-params).
-	Dropped []string
+	// Dropped lists the extra parameters removed for an azure-ai provider (for x-aidialect-dropped-params), up
+	// to maxListedParamBytes of names; DroppedMore counts the ones past that.
+	Dropped     []string
+	DroppedMore int
 	// ForcedUsage: include_usage was added for the gateway's own accounting; the client did not ask for the
 	// usage chunk, so the answer must not show it.
 	ForcedUsage bool
@@ -221,7 +223,7 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 	forceUsage := t.ForceStreamUsage && body.Stream && !body.IncludeUsage && req.Op == OpChatCompletions &&
 		t.Dialect.OpenAIFamily()
 
-	var extras []string
+	var extras paramList
 	changed := false
 	w := dst[:0]
 	w = append(w, '{')
@@ -283,9 +285,9 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 				switch policy {
 				case ExtraDrop:
 					edit = editDrop
-					extras = append(extras, body.memberName(i))
+					extras.add(body, i)
 				case ExtraError:
-					extras = append(extras, body.memberName(i))
+					extras.add(body, i)
 				}
 			}
 		}
@@ -328,9 +330,9 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 			w = append(w, m.value(src)...)
 		}
 	}
-	if policy == ExtraError && len(extras) > 0 {
-		return out, NewError(ErrExtraParametersNotAllowed, extras[0], "this provider does not accept the parameter(s) "+
-			strings.Join(extras, ", ")+": remove them, or have the operator set extra_parameters to drop or pass-through")
+	if policy == ExtraError && extras.count() > 0 {
+		return out, NewError(ErrExtraParametersNotAllowed, extras.first(), "this provider does not accept the parameter(s) "+
+			extras.String()+": remove them, or have the operator set extra_parameters to drop or pass-through")
 	}
 	if wantModel && !body.has(fieldModel) && t.Model != "" {
 		changed = true
@@ -356,7 +358,7 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 		w = strconv.AppendInt(w, int64(source.completionsDefaultMaxTokens), 10)
 	}
 	w = append(w, '}')
-	out.Dropped = extras
+	out.Dropped, out.DroppedMore = extras.names, extras.more
 	if !changed {
 		out.Body = src
 		return out, nil
@@ -420,4 +422,48 @@ func firstNonEmpty(values ...string) string {
 		}
 	}
 	return ""
+}
+
+// maxListedParamBytes bounds the parameter names kept for a header or an error message: they are the client's
+// own keys, and a body of thousands of long ones must not be copied again into either.
+const maxListedParamBytes = 1024
+
+// paramList collects parameter names up to maxListedParamBytes and counts the rest.
+type paramList struct {
+	names []string
+	size  int
+	more  int
+}
+
+func (l *paramList) add(body *RequestBody, i int) {
+	m := body.members[i]
+	if n := m.keyEnd - m.keyStart - 2; l.size+n > maxListedParamBytes && len(l.names) > 0 {
+		l.more++
+		return
+	}
+	name := body.memberName(i)
+	l.names = append(l.names, name)
+	l.size += len(name)
+}
+
+func (l *paramList) count() int { return len(l.names) + l.more }
+
+// first is the first name, bounded, for an error's param.
+func (l *paramList) first() string {
+	if n := l.names[0]; len(n) > maxListedParamBytes {
+		return strings.ToValidUTF8(n[:maxListedParamBytes], "") + "..."
+	}
+	return l.names[0]
+}
+
+// String lists the names for an error message, with how many were left out.
+func (l *paramList) String() string {
+	s := strings.Join(l.names, ", ")
+	if len(s) > 2*maxListedParamBytes {
+		s = strings.ToValidUTF8(s[:2*maxListedParamBytes], "") + "..."
+	}
+	if l.more > 0 {
+		s += " and " + strconv.Itoa(l.more) + " more"
+	}
+	return s
 }

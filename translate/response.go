@@ -53,7 +53,8 @@ var azureAnnotationKeys = stringSet([]string{"prompt_filter_results", "prompt_an
 // Headers are response headers to add (x-onchain-*).
 func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, usage Usage, err error) {
 	var members [32]member
-	list, err := scanObjectMembers(body, members[:0])
+	// Capped like requests: a real answer has a dozen keys, and the table must not grow with an upstream's.
+	list, err := scanObjectMembersMax(body, members[:0], maxTopLevelMembers)
 	if err != nil {
 		return nil, nil, Usage{}, err
 	}

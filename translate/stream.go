@@ -549,14 +549,16 @@ func (s *StreamTranslator) indexToolCalls(choices []byte) []byte {
 	}
 	type insertion struct{ at, index int }
 	var inserts []insertion
-	for ci, choice := range gjson.ParseBytes(choices).Array() {
+	// ForEach reports each value's offset in choices, so every call is located in the one pass over the
+	// choices (looking each up again by path would rescan them per call: quadratic in an upstream's calls).
+	gjson.ParseBytes(choices).ForEach(func(_, choice gjson.Result) bool {
 		calls := choice.Get("delta.tool_calls")
 		if !calls.IsArray() {
-			continue
+			return true
 		}
-		for ti, call := range calls.Array() {
+		calls.ForEach(func(_, call gjson.Result) bool {
 			if !call.IsObject() || call.Get("index").Exists() {
-				continue
+				return true
 			}
 			index := len(s.toolIndex) - 1
 			if id := call.Get("id").String(); id != "" {
@@ -567,14 +569,13 @@ func (s *StreamTranslator) indexToolCalls(choices []byte) []byte {
 				}
 				index = i
 			}
-			// Locate the call by path: gjson reports where its raw value starts in choices.
-			at := gjson.GetBytes(choices, strconv.Itoa(ci)+".delta.tool_calls."+strconv.Itoa(ti))
-			if at.Index <= 0 || at.Index >= len(choices) || choices[at.Index] != '{' {
-				continue
+			if at := call.Index; at > 0 && at < len(choices) && choices[at] == '{' {
+				inserts = append(inserts, insertion{at + 1, max(index, 0)})
 			}
-			inserts = append(inserts, insertion{at.Index + 1, max(index, 0)})
-		}
-	}
+			return true
+		})
+		return true
+	})
 	if len(inserts) == 0 {
 		return nil
 	}

@@ -293,7 +293,12 @@ func TestVMTrapAnswers503AndReloads(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || body != "" || resp.Header.Get("content-type") != "" {
 		t.Errorf("trapped request got %d %q content-type %q, want Envoy's empty 503", resp.StatusCode, body, resp.Header.Get("content-type"))
 	}
+	// The 503 is flushed before the reload starts: the reload's log line may follow the answer.
 	logs := fx.logs()
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs, "VM reloaded") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		logs = fx.logs()
+	}
 	if !strings.Contains(logs, "VM TRAPPED: ") || !strings.Contains(logs, "unreachable") || !strings.Contains(logs, "VM reloaded") {
 		t.Errorf("log lacks the trap or the reload:\n%s", logs)
 	}
