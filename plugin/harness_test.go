@@ -86,6 +86,8 @@ type exchange struct {
 	upstream        *upstreamAnswer
 	// trailers ends the upstream answer with trailers instead of end_of_stream on its last chunk.
 	trailers bool
+	// upstreamTrailers are those trailers (default: x-upstream-trailer: 1).
+	upstreamTrailers [][2]string
 	// onDone runs after the exchange, while the host (and its metrics) still exist.
 	onDone func(o *outcome)
 }
@@ -98,16 +100,17 @@ type upstreamAnswer struct {
 
 // outcome is what the harness observed.
 type outcome struct {
-	local         *hostemu.Response // the filter answered itself
-	upstreamHead  map[string]string // request headers as sent upstream
-	upstreamBody  []byte
-	upstreamCalls int
-	status        int
-	clientHead    map[string]string // response headers as sent to the client
-	clientBody    []byte
-	routeClears   int
-	violations    []string
-	criticalLogs  []string
+	local          *hostemu.Response // the filter answered itself
+	upstreamHead   map[string]string // request headers as sent upstream
+	upstreamBody   []byte
+	upstreamCalls  int
+	status         int
+	clientHead     map[string]string // response headers as sent to the client
+	clientBody     []byte
+	clientTrailers map[string]string // response trailers as sent to the client (nil: none)
+	routeClears    int
+	violations     []string
+	criticalLogs   []string
 	// counter reads a metric; valid only inside the exchange's onDone hook (the host is reset afterwards).
 	counter func(name string) uint64
 }
@@ -126,10 +129,13 @@ func headerMap(h [][2]string) map[string]string {
 
 // recorder is the client side of an exchange.
 type recorder struct {
-	status  int
-	headers map[string]string
-	body    []byte
+	status   int
+	headers  map[string]string
+	body     []byte
+	trailers map[string]string
 }
+
+func (r *recorder) WriteTrailers(trailers [][2]string) { r.trailers = headerMap(trailers) }
 
 func (r *recorder) WriteHeaders(status int, headers [][2]string) {
 	r.status, r.headers = status, headerMap(headers)
@@ -227,7 +233,11 @@ func run(t *testing.T, md mode, ex exchange) *outcome {
 	}
 	var trailers func() [][2]string
 	if ex.trailers {
-		trailers = func() [][2]string { return [][2]string{{"x-upstream-trailer", "1"}} }
+		tr := ex.upstreamTrailers
+		if tr == nil {
+			tr = [][2]string{{"x-upstream-trailer", "1"}}
+		}
+		trailers = func() [][2]string { return tr }
 	}
 	var body io.Reader
 	if len(ex.upstream.chunks) > 0 {
@@ -236,7 +246,7 @@ func run(t *testing.T, md mode, ex exchange) *outcome {
 	w := &recorder{}
 	record(x.RelayResponse(ex.upstream.status, ex.upstream.headers, body, trailers, w))
 	record(x.CheckContentLength(len(w.body)))
-	o.status, o.clientHead, o.clientBody = w.status, w.headers, w.body
+	o.status, o.clientHead, o.clientBody, o.clientTrailers = w.status, w.headers, w.body, w.trailers
 	return o
 }
 

@@ -359,6 +359,30 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	return types.ActionContinue
 }
 
+// redactResponseTrailers replaces any trailer value that holds a provider key: Envoy forwards trailers to
+// HTTP/2 clients, and an upstream may echo the request's credentials there as in its headers.
+func (h *httpContext) redactResponseTrailers() {
+	if h.cfg.secrets.Empty() {
+		return
+	}
+	trailers, err := proxywasm.GetHttpResponseTrailers()
+	if err != nil {
+		return
+	}
+	changed := false
+	for i, kv := range trailers {
+		if h.cfg.secrets.FoundString(kv[1]) {
+			trailers[i][1] = translate.Redacted
+			changed = true
+		}
+	}
+	if changed {
+		if err := proxywasm.ReplaceHttpResponseTrailers(trailers); err != nil {
+			proxywasm.LogWarnf("aidialect: replacing the response trailers failed: %v", err)
+		}
+	}
+}
+
 // readResponseHead reads the upstream's response headers in one host call: it sets h.status, returns the
 // content-encoding and content-type, and replaces any value that holds a provider key, since an upstream
 // may echo the request's credentials back. (Bodies are redacted where they are translated; a body in an
@@ -376,7 +400,11 @@ func (h *httpContext) readResponseHead() (encoding, contentType string) {
 		case ":status":
 			h.status, _ = strconv.Atoi(value)
 		case "content-encoding":
-			encoding = value
+			// Repeated, any coding other than identity means the body is encoded (a later "identity" must not
+			// make the filter read compressed bytes as JSON, or redact them, and forward them as read).
+			if encoding == "" || strings.EqualFold(encoding, "identity") {
+				encoding = value
+			}
 		case "content-type":
 			contentType = value
 		}
@@ -423,6 +451,9 @@ func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action
 func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 	defer h.recoverPanic(&action)
 	h.injectFault("OnHttpResponseTrailers")
+	if h.routed && h.mode != responseLocal {
+		h.redactResponseTrailers()
+	}
 	switch h.mode {
 	case responseStream:
 		if !h.streamClosed {

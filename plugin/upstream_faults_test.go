@@ -265,6 +265,13 @@ func faults() []fault {
 						t.Errorf("a body the filter cannot read must reach the client as sent: %q %q", o.clientHead, o.clientBody)
 					}
 				}},
+			fault{name: p.label() + ": content-encoding gzip, then identity", ex: answer(p.ex(false), 200,
+				[][2]string{{"content-type", "application/json"}, {"content-encoding", "gzip"}, {"content-encoding", "identity"}}, "\x1f\x8b\x08\x00\x00gzipped"),
+				client: p.client, status: 200, metric: codeUpstreamEncoded, warn: "content-encoding", check: func(t *testing.T, o *outcome) {
+					if string(o.clientBody) != "\x1f\x8b\x08\x00\x00gzipped" {
+						t.Errorf("a body the filter cannot read must reach the client as sent: %q", o.clientBody)
+					}
+				}},
 			fault{name: p.label() + ": gzip event stream", ex: answer(p.ex(true), 200,
 				[][2]string{{"content-type", "text/event-stream"}, {"content-encoding", "gzip"}}, "\x1f\x8b\x08\x00\x00", "gzipped"),
 				client: p.client, status: 200, metric: codeUpstreamEncoded, warn: "content-encoding", check: func(t *testing.T, o *outcome) {
@@ -422,6 +429,30 @@ func faults() []fault {
 				check: func(t *testing.T, o *outcome) { checkStreamEnd(t, p.client, o.clientBody, false) }},
 		)
 	}
+	// Trailers echoing the key, on a buffered answer, an error and a stream: Envoy forwards them to HTTP/2
+	// clients.
+	for _, p := range faultPairs {
+		p := p
+		echo := func(ex exchange) exchange {
+			ex = withTrailers(ex)
+			ex.upstreamTrailers = [][2]string{{"x-echo-auth", "Bearer " + providerKeyOf(p.provider)},
+				{"grpc-message", "key " + providerKeyOf(p.provider) + " rejected"}, {"x-plain", "kept"}}
+			return ex
+		}
+		keptPlain := func(t *testing.T, o *outcome) {
+			if o.clientTrailers["x-plain"] != "kept" || o.clientTrailers["x-echo-auth"] != translate.Redacted {
+				t.Errorf("client trailers %q", o.clientTrailers)
+			}
+		}
+		add(
+			fault{name: p.label() + ": JSON answer whose trailers echo the key", ex: echo(answer(p.ex(false), 200, jsonHeaders, chatOK)),
+				client: p.client, status: 200, check: keptPlain},
+			fault{name: p.label() + ": error whose trailers echo the key", ex: echo(answer(p.ex(false), 500, jsonHeaders, `{"error":{"message":"no"}}`)),
+				client: p.client, status: 500, check: keptPlain},
+			fault{name: p.label() + ": stream whose trailers echo the key", ex: echo(answer(p.ex(true), 200, eventHeaders, events(chunkA, chunkStop), "data: [DONE]\n\n")),
+				client: p.client, status: 200, check: keptPlain},
+		)
+	}
 	many := ""
 	for i := 0; i < 5001; i++ {
 		many += `"f` + strconv.Itoa(i) + `":"v",`
@@ -497,6 +528,7 @@ func TestUpstreamFaults(t *testing.T) {
 						t.Errorf("error logs: %q %q", logs["error"], logs["critical"])
 					}
 					checkNoSecret(t, "client", o.clientHead, o.clientBody, providerKeys...)
+					checkNoSecret(t, "client trailer", o.clientTrailers, nil, providerKeys...)
 					checkLogs(t, logs, append([]string{"client-key"}, providerKeys...)...)
 					if f.check != nil {
 						f.check(t, o)

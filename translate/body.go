@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -110,6 +111,13 @@ func (b *RequestBody) Parse(src []byte) *Error {
 			return NewError(ErrInvalidJSON, name, "the request body has the field "+quoteForMessage(name)+
 				" more than once: send each field once")
 		}
+		if kind == fieldOther {
+			if name, ok := b.foldsToReadField(i); ok {
+				return NewError(ErrInvalidJSON, b.memberName(i), "the request body has the field "+
+					quoteForMessage(b.memberName(i))+", which a case-insensitive parser reads as "+quoteForMessage(name)+
+					": send "+name+" once, in lower case")
+			}
+		}
 		b.fields = append(b.fields, info)
 		if kind != fieldOther {
 			b.index[kind] = int16(i + 1)
@@ -120,6 +128,45 @@ func (b *RequestBody) Parse(src []byte) *Error {
 	}
 	return nil
 }
+
+// foldsToReadField reports whether member i's key differs only in letter case from a field the filter reads
+// (and which one): "Model" beside "model" is no duplicate to the filter, but a case-insensitive upstream
+// parser (Go's encoding/json, ASP.NET's defaults) reads it as the model, past the routing and the allow-list.
+// Unicode folding counts too ("ſtream" is "stream" to encoding/json). Keys of plain lower-case ASCII, nearly
+// all, cost one byte scan.
+func (b *RequestBody) foldsToReadField(i int) (string, bool) {
+	m := b.members[i]
+	key := m.rawKey(b.src)
+	if len(key) > 2*longestReadField {
+		return "", false
+	}
+	plain := true
+	for _, c := range key {
+		if c >= 'A' && c <= 'Z' || c >= 0x80 || c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return "", false
+	}
+	name := b.memberName(i)
+	for field := range fieldKinds {
+		if strings.EqualFold(name, field) {
+			return field, true
+		}
+	}
+	return "", false
+}
+
+// longestReadField is the length of the longest field name in fieldKinds.
+var longestReadField = func() int {
+	n := 0
+	for field := range fieldKinds {
+		n = max(n, len(field))
+	}
+	return n
+}()
 
 // memberName is the decoded key of member i (it allocates: keep it off the common path).
 func (b *RequestBody) memberName(i int) string {

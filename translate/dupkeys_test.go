@@ -57,7 +57,7 @@ func TestDuplicateKeys(t *testing.T) {
 		{"surrogate pair", []string{`\ud83d\ude00`, "😀"}, "😀"},
 		{"empty key twice", []string{"", ""}, ""},
 		{"the first repeat is reported", []string{"b", "a", "a", "b"}, "a"},
-		{"case differs", []string{"Model", "model"}, accepted},
+		{"case differs", []string{"Foo", "foo"}, accepted},
 		{"one key prefixes another", []string{"model", "model_x"}, accepted},
 		{"newline and backslash-n", []string{`a\nb`, `a\\nb`}, accepted},
 		{"long shared prefixes, all different", sharedPrefix(300, "x"), accepted},

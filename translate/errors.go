@@ -317,16 +317,31 @@ func detailParam(d gjson.Result) string {
 	if !loc.IsArray() {
 		return ""
 	}
-	parts := loc.Array()
-	if len(parts) > 0 && parts[0].String() == "body" {
-		parts = parts[1:]
-	}
-	names := make([]string, 0, len(parts))
-	for _, p := range parts {
-		names = append(names, p.String())
-	}
-	return strings.Join(names, ".")
+	// An upstream decides how long loc is: the path is read part by part and cut at maxParamBytes.
+	var param strings.Builder
+	seen, written := 0, 0
+	loc.ForEach(func(_, part gjson.Result) bool {
+		name := part.String()
+		seen++
+		if seen == 1 && name == "body" {
+			return true
+		}
+		if written > 0 {
+			param.WriteByte('.')
+		}
+		written++
+		if param.Len()+len(name) > maxParamBytes {
+			param.WriteString("...")
+			return false
+		}
+		param.WriteString(name)
+		return true
+	})
+	return param.String()
 }
+
+// maxParamBytes bounds the param an upstream error names: it is copied into the client's envelope.
+const maxParamBytes = 256
 
 func scalarString(r gjson.Result) string {
 	switch r.Type {

@@ -145,3 +145,45 @@ func TestUpstreamMemberTablesAreCapped(t *testing.T) {
 		t.Errorf("the member table grew to %d", cap(s.members))
 	}
 }
+
+// TestKeysFoldingToReadFields: a key that differs only in letter case (or by Unicode folding) from a field the
+// filter reads is refused: a case-insensitive upstream parser would read it as that field, past the routing
+// and the allow-list. Other keys differing in case are the provider's business.
+func TestKeysFoldingToReadFields(t *testing.T) {
+	for _, tt := range []struct {
+		body   string
+		refuse string // the field it folds to; "" accepted
+	}{
+		{`{"model":"gpt-4o-mini","Model":"o1-pro"}`, "model"},
+		{`{"model":"gpt-4o-mini","MODEL":"o1-pro"}`, "model"},
+		{`{"model":"m","\u004dodel":"o1-pro"}`, "model"},
+		{`{"model":"m","ſtream":true}`, "stream"},
+		{`{"model":"m","Stream_Options":{"include_usage":false}}`, "stream_options"},
+		{`{"model":"m","Chain_ID":"1"}`, "chain_id"},
+		{`{"model":"m","Temperature":1,"temperature":1}`, ""},
+		{`{"model":"m","Models":"x"}`, ""},
+		{`{"model":"m","naïve":1}`, ""},
+	} {
+		var b RequestBody
+		err := b.Parse([]byte(tt.body))
+		switch {
+		case tt.refuse == "" && err != nil:
+			t.Errorf("%s: refused: %v", tt.body, err)
+		case tt.refuse != "" && err == nil:
+			t.Errorf("%s: accepted", tt.body)
+		case tt.refuse != "" && !strings.Contains(err.Message, `reads as "`+tt.refuse+`"`):
+			t.Errorf("%s: %v", tt.body, err)
+		}
+	}
+}
+
+// TestForcedUsageReplacesEscapedKey: usage "force" replaces include_usage however the client spelled the key,
+// so the provider never gets two copies to choose from.
+func TestForcedUsageReplacesEscapedKey(t *testing.T) {
+	for _, options := range []string{`{"include_usage":false}`, `{"include\u005fusage":false}`, `{"include\u005fusage":false,"x":1}`} {
+		got := string(withIncludeUsage([]byte(options)))
+		if strings.Count(got, "include") != 1 || !strings.Contains(got, `"include_usage":true`) {
+			t.Errorf("%s -> %s", options, got)
+		}
+	}
+}

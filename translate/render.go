@@ -401,7 +401,10 @@ func withIncludeUsage(options []byte) []byte {
 	}
 	out := append(make([]byte, 0, len(options)+24), '{')
 	for _, m := range members {
-		if string(m.rawKey(options)) == "include_usage" {
+		// Compared decoded: an escaped "include\u005fusage" kept beside the new one would be a duplicate key
+		// whose first copy some parsers read.
+		if key := m.rawKey(options); string(key) == "include_usage" ||
+			m.keyEscaped && decodeJSONString(options[m.keyStart:m.keyEnd]) == "include_usage" {
 			continue
 		}
 		out = append(out, options[m.keyStart:m.valEnd]...)

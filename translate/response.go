@@ -117,7 +117,7 @@ const (
 func onchainHeaders(raw []byte, headers []Header) []Header {
 	added, size := 0, 0
 	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
-		if added == maxOnchainHeaders || size > maxOnchainHeaderBytes {
+		if added == maxOnchainHeaders {
 			return false // the rest stays out of the head; the fields are still in the upstream's own answer
 		}
 		var value string
@@ -130,7 +130,7 @@ func onchainHeaders(raw []byte, headers []Header) []Header {
 			return true
 		}
 		name, ok := headerName("x-onchain-", k.String())
-		if ok && headerValueSafe(value) {
+		if ok && headerValueSafe(value) && size+len(name)+len(value) <= maxOnchainHeaderBytes {
 			headers = append(headers, Header{name, value})
 			added++
 			size += len(name) + len(value)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -365,12 +367,15 @@ func (s *StreamTranslator) finished() bool {
 	if u := gjson.GetBytes(s.last, "usage"); u.IsObject() {
 		return true
 	}
-	for _, c := range gjson.GetBytes(s.last, "choices").Array() {
+	// ForEach, not Array: an upstream decides how many choices there are, and Array allocates a Result each.
+	done := false
+	gjson.GetBytes(s.last, "choices").ForEach(func(_, c gjson.Result) bool {
 		if f := c.Get("finish_reason"); f.Type == gjson.String && f.Str != "" {
-			return true
+			done = true
 		}
-	}
-	return false
+		return !done
+	})
+	return done
 }
 
 // Usage reads token usage from the last JSON event of the stream (where every dialect reports it).
@@ -540,6 +545,9 @@ func appendUsageChunk(w, data []byte, members []member, usage []byte) []byte {
 	return append(w, "}\n\n"...)
 }
 
+// maxStreamToolCalls bounds the tool-call ids one stream remembers; an answer calls a handful of tools.
+const maxStreamToolCalls = 1024
+
 // indexToolCalls gives Azure AI's streamed tool-call deltas the "index" OpenAI clients need to assemble
 // calls: the order in which each call id first appeared; a delta without an id continues the latest call.
 // The index is inserted right after each call object's opening brace, in one copy of the choices.
@@ -551,7 +559,7 @@ func (s *StreamTranslator) indexToolCalls(choices []byte) []byte {
 	var inserts []insertion
 	// ForEach reports each value's offset in choices, so every call is located in the one pass over the
 	// choices (looking each up again by path would rescan them per call: quadratic in an upstream's calls).
-	gjson.ParseBytes(choices).ForEach(func(_, choice gjson.Result) bool {
+	gjson.Parse(unsafe.String(unsafe.SliceData(choices), len(choices))).ForEach(func(_, choice gjson.Result) bool {
 		calls := choice.Get("delta.tool_calls")
 		if !calls.IsArray() {
 			return true
@@ -563,9 +571,12 @@ func (s *StreamTranslator) indexToolCalls(choices []byte) []byte {
 			index := len(s.toolIndex) - 1
 			if id := call.Get("id").String(); id != "" {
 				i, seen := s.toolIndex[id]
-				if !seen {
+				if !seen && len(s.toolIndex) < maxStreamToolCalls {
 					i = len(s.toolIndex)
-					s.toolIndex[id] = i
+					// A copy: the id is a view of this event, which must not live as long as the stream.
+					s.toolIndex[strings.Clone(id)] = i
+				} else if !seen {
+					i = index // past the bound, a new id continues the latest call
 				}
 				index = i
 			}

@@ -329,6 +329,19 @@ func currentRequestTrailers(sent [][2]string) [][2]string {
 	return cloneHeaders(got)
 }
 
+// currentResponseTrailers reads the response trailers as the trailers callback left them, the way
+// currentRequestTrailers does. Called with mu held.
+func currentResponseTrailers(sent [][2]string) [][2]string {
+	got, err := proxywasm.GetHttpResponseTrailers()
+	switch {
+	case errors.Is(err, types.ErrorStatusNotFound):
+		return [][2]string{}
+	case err != nil:
+		return cloneHeaders(sent)
+	}
+	return cloneHeaders(got)
+}
+
 // localReply records a local reply if the last callback sent one, checking it stopped the exchange and that
 // it passes back through the response callbacks untouched (envoy-host.md section 5). Called with mu held.
 func (x *Exchange) localReply(action types.Action, where string) (bool, error) {
@@ -382,10 +395,17 @@ type ClientWriter interface {
 // released is what one callback let through to the client; it is written after the host lock is dropped, so
 // the client writer never runs under the lock and its panics are never taken for a trap.
 type released struct {
-	headers bool
-	status  int
-	head    [][2]string
-	body    []byte
+	headers  bool
+	status   int
+	head     [][2]string
+	body     []byte
+	trailers [][2]string // the response trailers as the filter left them (nil: none)
+}
+
+// TrailerWriter is a ClientWriter that also receives the response trailers (Envoy forwards them to HTTP/2
+// clients), as the filter left them.
+type TrailerWriter interface {
+	WriteTrailers(trailers [][2]string)
 }
 
 func (o *released) writeTo(w ClientWriter) error {
@@ -393,7 +413,12 @@ func (o *released) writeTo(w ClientWriter) error {
 		w.WriteHeaders(o.status, o.head)
 	}
 	if len(o.body) > 0 {
-		return w.WriteBody(o.body)
+		if err := w.WriteBody(o.body); err != nil {
+			return err
+		}
+	}
+	if tw, ok := w.(TrailerWriter); ok && o.trailers != nil {
+		tw.WriteTrailers(o.trailers)
 	}
 	return nil
 }
@@ -484,6 +509,7 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 			if len(after) > before {
 				o.body = bytes.Clone(after[before:])
 			}
+			o.trailers = currentResponseTrailers(tr)
 			return nil
 		})
 		if err != nil {
