@@ -22,7 +22,9 @@ build:
 	@size=$$(wc -c < $(WASM)); echo "$(WASM): $$size bytes (budget $(MAX_WASM_BYTES))"; \
 	if [ $$size -gt $(MAX_WASM_BYTES) ]; then echo "$(WASM) is over its size budget" >&2; exit 1; fi
 
-## run: the local gateway (compiled filter) in front of four mock providers; CONFIG=file.json for real providers
+## run: builds dist/aidialect.wasm (in this working tree), then the local gateway running it on 127.0.0.1:8080 in
+## front of four mock providers, and the same demo without default_provider on 127.0.0.1:8081; prints the models
+## and curls. CONFIG=file.json: your configuration, real providers, curls for its models.
 run: build
 	cd e2e && $(GO) run ./cmd/local -wasm ../$(WASM) $(if $(CONFIG),-config $(abspath $(CONFIG)))
 
@@ -62,12 +64,12 @@ bench: build
 	$(GO) run ./tools/benchtable < $(DIST)/bench.txt
 	AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 -run='^TestMemory$$' -v ./bench/ | grep -Ev '^=== RUN'
 
-## fuzz: every fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m)
+## fuzz: every fuzz target (go test -list) for FUZZTIME each (make fuzz FUZZTIME=5m), all of them whatever
+## the earlier ones did. Fails only for a finding: a new reproducer under translate/testdata/fuzz/<Target>/, or
+## a target failing on its seed corpus. A run that fails without either is a hiccup of Go's fuzzing
+## coordinator (golang/go#75804): named in the summary, not a failure.
 fuzz:
-	@set -e; for target in $$($(GO) test -list='^Fuzz' ./translate/ | grep '^Fuzz'); do \
-		echo "== $$target ($(FUZZTIME))"; \
-		$(GO) test -run='^$$' -fuzz="^$$target$$" -fuzztime=$(FUZZTIME) ./translate/; \
-	done
+	$(GO) run ./tools/fuzzall -go "$(GO)" -fuzztime $(FUZZTIME) ./translate/
 
 clean:
 	rm -rf $(DIST) $(NODE_DIR)/node_modules

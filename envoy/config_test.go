@@ -967,7 +967,16 @@ func TestComposeEnvoyYAML(t *testing.T) {
 	if err := checkCatchAll(routes[len(routes)-1]); err != nil {
 		t.Fatalf("e2e/compose/envoy.yaml: %v", err)
 	}
+	// And with the same bytes, so make e2e-envoy, the local gateway and production answer alike.
+	compose := routes[len(routes)-1].GetDirectResponse().GetBody().GetInlineString()
+	production := catchAllRe.FindSubmatch(readFile(t, "envoy.yaml"))
+	if production == nil || compose != string(production[1]) {
+		t.Errorf("e2e/compose/envoy.yaml's catch-all body differs from envoy.yaml's:\n%s\n%s", compose, production)
+	}
 }
+
+// catchAllRe finds the catch-all route's body in envoy.yaml.
+var catchAllRe = regexp.MustCompile(`inline_string: '(\{[^']*route_not_found[^']*\})'`)
 
 // TestBrokenEnvoyYAMLIsRejected: the same pipeline fails on broken copies of envoy.yaml. Each layer is
 // exercised: YAML, strict protojson (top level and inside an Any), Any type resolution, ValidateAll,

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
+
+	"github.com/aidialect/aidialect/translate"
 )
 
 // runCommand gives the native build of the filter one job: checking a configuration the way the filter will
@@ -15,29 +19,87 @@ import (
 //
 // The wasm build has no command line (check_wasip1.go).
 func runCommand() {
-	if len(os.Args) < 2 || os.Args[1] != "check-config" || len(os.Args) > 3 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./plugin check-config [config.json]   (the filter itself is built with make build)")
-		os.Exit(2)
+	os.Exit(checkConfig(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// checkConfig runs the check-config command: args are the command-line arguments after the program name;
+// the result is the exit status (0 valid, 1 invalid or unreadable, 2 usage).
+func checkConfig(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) < 1 || args[0] != "check-config" || len(args) > 2 {
+		fmt.Fprintln(stderr, "usage: go run ./plugin check-config [config.json]   (stdin without a file; the filter itself is built with make build)")
+		return 2
 	}
-	in := io.Reader(os.Stdin)
-	if len(os.Args) == 3 {
-		f, err := os.Open(os.Args[2])
+	in, name := stdin, "stdin"
+	if len(args) == 2 {
+		f, err := os.Open(args[1])
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			fmt.Fprintln(stderr, err)
+			return 1
 		}
 		defer f.Close()
-		in = f
+		in, name = f, args[1]
 	}
 	data, err := io.ReadAll(in)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		fmt.Fprintf(stderr, "reading %s: %v\n", name, err)
+		return 1
 	}
-	cfg, err := parseConfig(data, os.Getenv)
+	// api_key_env is read from this process's environment, which the advice for a missing variable says.
+	cfg, err := parseConfigFrom(data, getenv, envFromShell)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
 	}
-	fmt.Printf("configuration valid: %d providers, routing header %q\n", len(cfg.providers), cfg.routingHeader)
+	for _, w := range apiVersionWarnings(cfg) {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", name, w)
+	}
+	fmt.Fprintf(stdout, "configuration valid: %d providers, routing header %q\n", len(cfg.providers), cfg.routingHeader)
+	return 0
 }
+
+// apiVersionWarnings names the operations a provider's dialect has but its pinned api_version lacks (Azure AI
+// completions outside 2024-04-01-preview, Azure OpenAI completions on the v1 surface): the filter refuses
+// them locally for every model of that provider, which a valid configuration does not otherwise show.
+func apiVersionWarnings(c *config) []string {
+	var out []string
+	for _, p := range c.providers {
+		for _, op := range []translate.Operation{translate.OpChatCompletions, translate.OpCompletions, translate.OpEmbeddings} {
+			if p.apiVersion != "" && p.dialect.Supports(op) && !translate.ProviderHasOperation(p.dialect, op, p.apiVersion) {
+				out = append(out, fmt.Sprintf("provider %q: api_version %q has no %s operation, so %s requests for its models are refused (404 unsupported_operation); api-version %s has it",
+					p.name, p.apiVersion, op, op, p.dialect.DefaultAPIVersionFor(op)))
+			}
+		}
+	}
+	return out
+}
+
+// describeJSONError places a syntax error for a person editing the file: the scanner's message (it ends
+// "at byte N"), the line and column (1-based, counted in bytes) of that offset, and the likely mistake
+// when the offending bracket follows a comma. Native builds only (check-config, and the tests): the .wasm
+// keeps the scanner's message with its byte offset (check_wasip1.go), as every byte of the module counts.
+func describeJSONError(data []byte, offset int, err error) string {
+	offset = min(max(offset, 0), len(data))
+	line, lineStart := 1, 0
+	for i, c := range data[:offset] {
+		if c == '\n' {
+			line, lineStart = line+1, i+1
+		}
+	}
+	problem := strings.TrimPrefix(err.Error(), "invalid JSON: ")
+	if k := strings.Index(problem, "(is the body truncated?)"); k >= 0 {
+		problem = problem[:k] + "(is the file cut short?)" + problem[k+len("(is the body truncated?)"):]
+	}
+	msg := problem + " (line " + strconv.Itoa(line) + ", column " + strconv.Itoa(offset-lineStart+1) + ")"
+	if offset < len(data) && (data[offset] == '}' || data[offset] == ']') {
+		k := offset - 1
+		for k >= 0 && isSpace(data[k]) {
+			k--
+		}
+		if k >= 0 && data[k] == ',' {
+			msg += ": remove the trailing comma before it (JSON allows none)"
+		}
+	}
+	return msg
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

@@ -13,7 +13,7 @@ import (
 	"github.com/aidialect/aidialect/translate"
 )
 
-// rawConfig is the plugin configuration as written (DESIGN.md "Plugin configuration"). Unknown keys are an
+// rawConfig is the plugin configuration as written (README "Configuration"). Unknown keys are an
 // error: a misspelt key silently ignored is a gateway that routes wrong.
 type rawConfig struct {
 	Providers       []rawProvider
@@ -23,6 +23,7 @@ type rawConfig struct {
 	PathPrefix      string
 	MaxRequestBytes *int
 	MaxEventBytes   *int
+	BodyWaitSeconds *int
 	OnchainData     string
 	UnknownPaths    string
 	Usage           string
@@ -59,6 +60,7 @@ type rawConsumer struct {
 const (
 	defaultRoutingHeader   = "x-aidialect-provider"
 	defaultMaxRequestBytes = 8 << 20
+	defaultBodyWaitSeconds = 10
 	maxMaxRequestBytes     = 256 << 20
 )
 
@@ -76,6 +78,9 @@ type config struct {
 	pathPrefix      string
 	maxRequestBytes int
 	maxEventBytes   int
+	// bodyWaitSeconds is how long a request paused for its body may see none before the filter answers it
+	// (0: never).
+	bodyWaitSeconds int
 	onchain         translate.OnchainData
 	rejectUnknown   bool
 	forceUsage      bool
@@ -170,26 +175,54 @@ func allBytes(s string, ok func(byte) bool) bool {
 	return true
 }
 
-// configError is a configuration problem: the field's path, and what to do about it.
+// configError is a configuration problem: the field's path, and what to do about it. provider names the
+// provider a models entry belongs to (the path alone only counts).
 type configError struct {
-	field, problem string
+	field, problem, provider string
 }
 
-func (e *configError) Error() string { return "configuration " + e.field + ": " + e.problem }
+func (e *configError) Error() string {
+	if e.provider != "" {
+		return "configuration " + e.field + " (provider " + e.provider + "): " + e.problem
+	}
+	return "configuration " + e.field + ": " + e.problem
+}
+
+// ofProvider names the provider in a models entry's error. (A type assertion, not errors.As: the errors
+// here are never wrapped, and errors.As would add some 50 KB of reflection to the module.)
+func ofProvider(err error, name string) error {
+	if ce, ok := err.(*configError); ok && ce.provider == "" {
+		ce.provider = name
+	}
+	return err
+}
 
 func fieldErr(field, format string, args ...any) error {
 	return &configError{field: field, problem: fmt.Sprintf(format, args...)}
 }
 
+// envSource says where api_key_env variables are read from, so that the advice for a missing one fits.
+type envSource int
+
+const (
+	envFromVM    envSource = iota // inside Envoy: the VM environment, filled from vm_config.environment_variables
+	envFromShell                  // check-config on the command line: the environment of the shell running it
+)
+
 // parseConfig reads and validates the plugin configuration; getenv resolves api_key_env (os.Getenv in the
 // VM, whose environment Envoy fills from vm_config.environment_variables).
 func parseConfig(data []byte, getenv func(string) string) (*config, error) {
+	return parseConfigFrom(data, getenv, envFromVM)
+}
+
+// parseConfigFrom is parseConfig with the origin of the api_key_env variables named for the advice.
+func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*config, error) {
+	if off, err := translate.JSONSyntaxError(data); err != nil && len(bytes.TrimSpace(data)) > 0 {
+		return nil, fieldErr("(root)", "is not valid JSON: %s", describeJSONError(data, off, err))
+	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return nil, fieldErr("(root)", "is empty: give at least one provider, see README \"Configuration\"")
-	}
-	if !translate.ValidJSON(data) {
-		return nil, fieldErr("(root)", "is not valid JSON (or is nested deeper than 256 levels)")
 	}
 	raw, err := decodeRawConfig(gjson.ParseBytes(data))
 	if err != nil {
@@ -203,12 +236,13 @@ func parseConfig(data []byte, getenv func(string) string) (*config, error) {
 		pathPrefix:      raw.PathPrefix,
 		maxRequestBytes: defaultMaxRequestBytes,
 		maxEventBytes:   translate.DefaultMaxEventBytes,
+		bodyWaitSeconds: defaultBodyWaitSeconds,
 	}
 	if len(raw.Providers) == 0 {
 		return nil, fieldErr("providers", "is empty: configure at least one provider")
 	}
 	for i, rp := range raw.Providers {
-		p, err := parseProvider(fmt.Sprintf("providers[%d]", i), rp, getenv)
+		p, err := parseProvider(fmt.Sprintf("providers[%d]", i), rp, getenv, env)
 		if err != nil {
 			return nil, err
 		}
@@ -222,13 +256,13 @@ func parseConfig(data []byte, getenv func(string) string) (*config, error) {
 			field := fmt.Sprintf("providers[%d].models[%d]", i, j)
 			route, err := parseModel(field, rm, p)
 			if err != nil {
-				return nil, err
+				return nil, ofProvider(err, p.name)
 			}
 			route.metricID = len(c.metricTargets)
 			c.metricTargets = append(c.metricTargets, metricTarget{p.name, route.label})
 			if route.pattern.literal() {
 				if prev, dup := c.exact[rm.Name]; dup {
-					return nil, fieldErr(field+".name", "%q is already served by provider %q: an exact model name may appear once", rm.Name, prev.provider.name)
+					return nil, ofProvider(fieldErr(field+".name", "%q is already served by provider %q: an exact model name may appear once", rm.Name, prev.provider.name), p.name)
 				}
 				c.exact[rm.Name] = route
 				c.modelNames[p.name] = append(c.modelNames[p.name], rm.Name)
@@ -271,6 +305,12 @@ func parseConfig(data []byte, getenv func(string) string) (*config, error) {
 		}
 		c.maxRequestBytes = *raw.MaxRequestBytes
 	}
+	if raw.BodyWaitSeconds != nil {
+		if *raw.BodyWaitSeconds < 0 || *raw.BodyWaitSeconds > 3600 {
+			return nil, fieldErr("body_wait_seconds", "must be between 0 (never) and 3600")
+		}
+		c.bodyWaitSeconds = *raw.BodyWaitSeconds
+	}
 	if raw.MaxEventBytes != nil {
 		if *raw.MaxEventBytes < 1024 || *raw.MaxEventBytes > maxMaxRequestBytes {
 			return nil, fieldErr("max_event_bytes", "must be between 1024 and %d", maxMaxRequestBytes)
@@ -303,7 +343,7 @@ func parseConfig(data []byte, getenv func(string) string) (*config, error) {
 	return c, nil
 }
 
-func parseProvider(field string, rp rawProvider, getenv func(string) string) (*provider, error) {
+func parseProvider(field string, rp rawProvider, getenv func(string) string, env envSource) (*provider, error) {
 	if !isLowerName(rp.Name) {
 		return nil, fieldErr(field+".name", "%q must match [a-z0-9][a-z0-9-]* (it is also the routing header value Envoy routes match)", rp.Name)
 	}
@@ -349,14 +389,18 @@ func parseProvider(field string, rp rawProvider, getenv func(string) string) (*p
 	if rp.APIKeyEnv != "" {
 		// The value is never echoed: an operator who pasted the key itself here would find it in Envoy's log.
 		if !isEnvName(rp.APIKeyEnv) {
-			return nil, fieldErr(field+".api_key_env", "must name an environment variable ([A-Za-z_][A-Za-z0-9_]*), not hold the key: put the key in the environment and name the variable here")
+			return nil, fieldErr(field+".api_key_env", "must be an environment variable's name, not the key: put the key in the environment and name the variable here")
 		}
 		if p.key = getenv(rp.APIKeyEnv); p.key == "" {
+			if env == envFromShell {
+				// Not named here either: a key that happens to look like a variable name would be echoed.
+				return nil, fieldErr(field+".api_key_env", "names a variable unset or empty in this shell: export it and run the check again (Envoy's VM gets it through vm_config.environment_variables)")
+			}
 			return nil, fieldErr(field+".api_key_env", "names a variable that is unset or empty in the VM: add it to vm_config.environment_variables")
 		}
 	}
 	if !translate.HeaderSafe(p.key) {
-		return nil, fieldErr(field, "the API key contains control characters (a line break, NUL or another): it becomes a header value; check how it was pasted")
+		return nil, fieldErr(field, "the API key contains control characters (it becomes a header value): check how it was pasted")
 	}
 
 	if rp.APIVersion != "" {

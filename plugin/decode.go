@@ -51,6 +51,8 @@ func decodeRawConfig(root gjson.Result) (rawConfig, error) {
 			return decodeInt(path, v, &c.MaxRequestBytes)
 		case "max_event_bytes":
 			return decodeInt(path, v, &c.MaxEventBytes)
+		case "body_wait_seconds":
+			return decodeInt(path, v, &c.BodyWaitSeconds)
 		case "onchain_data":
 			return decodeString(path, v, &c.OnchainData)
 		case "unknown_paths":

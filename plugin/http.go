@@ -27,10 +27,13 @@ const (
 // httpContext is one request/response exchange.
 type httpContext struct {
 	types.DefaultHttpContext
-	plugin  *pluginContext
-	cfg     *config
-	metrics *metrics
-	state   *requestState
+	plugin *pluginContext
+	id     uint32 // the host's context id
+	// watchSince is the body watch's tick count when the request started waiting for its body.
+	watchSince int
+	cfg        *config
+	metrics    *metrics
+	state      *requestState
 
 	req       translate.ClientRequest
 	clientKey string
@@ -127,6 +130,9 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	h.req.ExtraParameters = h.reqHeaders.get("extra-parameters")
 	model, inRequestLine := h.req.ModelFromHeaders()
 	if !inRequestLine {
+		if h.cfg.bodyWaitSeconds > 0 {
+			h.plugin.watch.add(h)
+		}
 		return types.ActionPause
 	}
 	head, err := h.chooseRoute(model)
@@ -163,6 +169,7 @@ func (h *httpContext) chooseRoute(model string) (translate.UpstreamHead, *transl
 func (h *httpContext) OnHttpRequestBody(bodySize int, endOfStream bool) (action types.Action) {
 	defer h.recoverPanic(&action)
 	h.injectFault("OnHttpRequestBody")
+	h.plugin.watch.remove(h)
 	if h.mode == responseLocal {
 		return types.ActionPause
 	}
@@ -184,6 +191,7 @@ func (h *httpContext) OnHttpRequestBody(bodySize int, endOfStream bool) (action 
 func (h *httpContext) OnHttpRequestTrailers(int) (action types.Action) {
 	defer h.recoverPanic(&action)
 	h.injectFault("OnHttpRequestTrailers")
+	h.plugin.watch.remove(h)
 	if h.mode == responseLocal {
 		return types.ActionPause
 	}
@@ -311,8 +319,8 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		// wherever the upstream's Location says; its body and Location may also echo the provider key.
 		proxywasm.LogWarnf("aidialect: %s answered %d (a redirect); answered the client with an error instead", h.route.provider.name, h.status)
 		return h.reply(h.exchange.Client, translate.NewError(translate.ErrUpstreamRedirect, "",
-			"the provider "+quoteBounded(h.route.provider.name)+" answered "+strconv.Itoa(h.status)+
-				" (a redirect), which this gateway does not follow: the operator should check the provider's host and base_path"))
+			"provider "+quoteBounded(h.route.provider.name)+" answered a redirect ("+strconv.Itoa(h.status)+
+				"), which this gateway never follows: the operator should check its host and base_path"))
 	}
 	if enc != "" && !strings.EqualFold(enc, "identity") {
 		// We asked for identity; a body we cannot read is forwarded as is, and counted.
@@ -578,6 +586,7 @@ func (h *httpContext) OnHttpStreamDone() {
 			h.metrics.countError(codePanic)
 		}
 	}()
+	h.plugin.watch.remove(h)
 	if h.req.Known() {
 		providerIndex := -1
 		if h.routed {
@@ -621,13 +630,19 @@ func (h *httpContext) sendLocal(status int, body []byte, headers [][2]string) ty
 	return types.ActionPause
 }
 
-// replyModelList answers GET /v1/models from the configuration: the exact model names, those a consumer may
-// use when consumers are configured.
+// replyModelList answers GET /v1/models (and /openai/models, in Azure OpenAI's shape) from the configuration:
+// the exact model names, those a consumer may use when consumers are configured.
 func (h *httpContext) replyModelList() types.Action {
 	var b bytes.Buffer
 	b.WriteString(`{"object":"list","data":[`)
 	first := true
 	for _, p := range h.cfg.providers {
+		// OpenAI's model object, or Azure OpenAI's (created_at, status, lifecycle_status; capabilities are left
+		// out: the configuration does not say whether a model chats or embeds).
+		tail := `,"object":"model","created":0,"owned_by":` + string(translate.JSONString(p.name)) + `}`
+		if h.req.Dialect == translate.AzureOpenAI {
+			tail = `,"object":"model","created_at":0,"status":"succeeded","lifecycle_status":"generally-available"}`
+		}
 		for _, name := range h.cfg.modelNames[p.name] {
 			if h.consumer != nil && !h.consumer.allows(name) {
 				continue
@@ -638,9 +653,7 @@ func (h *httpContext) replyModelList() types.Action {
 			first = false
 			b.WriteString(`{"id":`)
 			b.Write(translate.JSONString(name))
-			b.WriteString(`,"object":"model","created":0,"owned_by":`)
-			b.Write(translate.JSONString(p.name))
-			b.WriteByte('}')
+			b.WriteString(tail)
 		}
 	}
 	b.WriteString(`]}`)

@@ -33,6 +33,7 @@ type pluginContext struct {
 	cfg     *config
 	metrics *metrics
 	pool    statePool
+	watch   bodyWatch
 }
 
 // OnPluginStart reads and validates the configuration; a bad one fails the start so Envoy rejects it rather
@@ -56,10 +57,15 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 	}
 	p.cfg = cfg
 	p.metrics = defineMetrics(cfg)
+	if cfg.bodyWaitSeconds > 0 {
+		if err := proxywasm.SetTickPeriodMilliSeconds(bodyWatchTick); err != nil {
+			proxywasm.LogWarnf("aidialect: the host refused a tick period (%v): requests whose body never arrives will hang", err)
+		}
+	}
 	proxywasm.LogInfof("aidialect: started with %d providers, routing header %q", len(cfg.providers), cfg.routingHeader)
 	return types.OnPluginStartStatusOK
 }
 
 func (p *pluginContext) NewHttpContext(contextID uint32) types.HttpContext {
-	return &httpContext{plugin: p, cfg: p.cfg, metrics: p.metrics}
+	return &httpContext{plugin: p, cfg: p.cfg, metrics: p.metrics, id: contextID}
 }

@@ -22,7 +22,10 @@ var azureAISpec = dialectSpec{
 			"temperature", "top_p", "model",
 		},
 	},
-	usesAPIVersion:           true,
+	usesAPIVersion: true,
+	// /completions is documented in 2024-04-01-preview only; 2024-05-01-preview and later have no such route.
+	versionedOps: []opVersions{{op: OpCompletions, versions: []string{"2024-04-01-preview"},
+		fallback: "2024-04-01-preview", hint: "only 2024-04-01-preview has it"}},
 	stopMustBeArray:          true,
 	inputMustBeArray:         true,
 	maxTokensOnly:            true,

@@ -11,7 +11,10 @@ var azureOpenAISpec = dialectSpec{
 	completionsDefaultMaxTokens: 16,
 	ownFields:                   []string{"data_sources", "user_security_context"},
 	usesAPIVersion:              true,
-	keepsAzureAnnotations:       true,
+	// The v1 surface (/openai/v1) has no legacy completions route.
+	versionedOps: []opVersions{{op: OpCompletions, versions: azureOpenAIV1Versions, lacking: true,
+		hint: "use chat/completions, or a dated api-version (classic surface)"}},
+	keepsAzureAnnotations: true,
 }
 
 // azureOpenAIV1Versions are the api-version values that select the v1 surface (/openai/v1/{op}); "v1" is
@@ -19,11 +22,4 @@ var azureOpenAISpec = dialectSpec{
 var azureOpenAIV1Versions = []string{"v1", "latest", "preview"}
 
 // IsAzureOpenAIV1 reports whether an azure-openai api_version selects the v1 surface.
-func IsAzureOpenAIV1(apiVersion string) bool {
-	for _, v := range azureOpenAIV1Versions {
-		if apiVersion == v {
-			return true
-		}
-	}
-	return false
-}
+func IsAzureOpenAIV1(apiVersion string) bool { return inList(azureOpenAIV1Versions, apiVersion) }

@@ -62,6 +62,12 @@ func Detect(method, path, pathPrefix string) (ClientRequest, *Error) {
 			return req, NewError(ErrMethodNotAllowed, "", "model listing takes GET, not "+method)
 		}
 		return req, nil
+	case rawPath == "/openai/models":
+		// Azure OpenAI's classic model list (GET /openai/models?api-version=), answered in its own shape.
+		req.Dialect, req.Op = AzureOpenAI, OpListModels
+		if method != "GET" {
+			return req, NewError(ErrMethodNotAllowed, "", "model listing takes GET, not "+method)
+		}
 	case strings.HasPrefix(rawPath, "/v1/"):
 		req.Dialect, req.Op = OpenAI, operationFromPath(rawPath[len("/v1/"):])
 	case strings.HasPrefix(rawPath, "/openai/v1/"):
@@ -92,7 +98,7 @@ func Detect(method, path, pathPrefix string) (ClientRequest, *Error) {
 	if req.Op == OpUnknown {
 		return ClientRequest{}, nil
 	}
-	if method != "POST" {
+	if method != "POST" && req.Op != OpListModels {
 		return req, NewError(ErrMethodNotAllowed, "", req.Op.String()+" takes POST, not "+method)
 	}
 	if verr != nil {

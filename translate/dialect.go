@@ -67,6 +67,56 @@ func (d Dialect) DefaultAPIVersion() string {
 	return ""
 }
 
+// DefaultAPIVersionFor is the api-version an operation gets when neither the provider nor the client names
+// one: the operation's own when only some api-versions have it, else the dialect's default.
+func (d Dialect) DefaultAPIVersionFor(op Operation) string {
+	if r := d.spec().versionsOf(op); r != nil && r.fallback != "" {
+		return r.fallback
+	}
+	return d.DefaultAPIVersion()
+}
+
+// ProviderHasOperation reports whether a provider of the dialect, with its configured api_version ("" when
+// it pins none), can serve the operation (check-config warns when it cannot). Unpinned, the operation gets a
+// version that has it (DefaultAPIVersionFor).
+func ProviderHasOperation(d Dialect, op Operation, apiVersion string) bool {
+	return d.Supports(op) && (apiVersion == "" || d.spec().versionsOf(op).has(apiVersion))
+}
+
+// opVersions says which api-versions of a dialect have an operation that not all of its versions have.
+type opVersions struct {
+	op Operation
+	// versions lists the api-versions that have the operation or, when lacking, those that do not.
+	versions []string
+	lacking  bool
+	// fallback is the version the operation gets when neither the provider nor the client names one.
+	fallback string
+	// hint ends the refusal of a version without the operation: what to use instead.
+	hint string
+}
+
+// versionsOf is the operation's versionedOps entry, nil when every api-version has the operation.
+func (s *dialectSpec) versionsOf(op Operation) *opVersions {
+	for i := 0; s != nil && i < len(s.versionedOps); i++ {
+		if s.versionedOps[i].op == op {
+			return &s.versionedOps[i]
+		}
+	}
+	return nil
+}
+
+// has reports whether api-version v has the operation (a nil entry: every version has it).
+func (r *opVersions) has(v string) bool { return r == nil || inList(r.versions, v) != r.lacking }
+
+func inList(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
 // Operation is what a request asks for.
 type Operation uint8
 
@@ -145,6 +195,9 @@ type dialectSpec struct {
 	knownParams map[Operation][]string
 	// usesAPIVersion: requests carry ?api-version=.
 	usesAPIVersion bool
+	// versionedOps lists the operations only some api-versions have; a request whose api-version lacks its
+	// operation is refused locally rather than sent to a path the service does not have.
+	versionedOps []opVersions
 	// wantsOrgHeaders: OpenAI-Organization and OpenAI-Project mean something to this dialect.
 	wantsOrgHeaders bool
 	// stopMustBeArray / inputMustBeArray: a string value is wrapped as a one-element array.

@@ -29,6 +29,7 @@ const (
 	ErrMethodNotAllowed          ErrorCode = "method_not_allowed"
 	ErrUpstreamStream            ErrorCode = "upstream_stream_error"
 	ErrUpstreamRedirect          ErrorCode = "upstream_redirect"
+	ErrBodyNeverArrived          ErrorCode = "body_never_arrived"
 	ErrInternal                  ErrorCode = "internal_error"
 )
 
@@ -48,6 +49,7 @@ var errorStatus = map[ErrorCode]int{
 	ErrMethodNotAllowed:          405,
 	ErrUpstreamStream:            502,
 	ErrUpstreamRedirect:          502,
+	ErrBodyNeverArrived:          408,
 	ErrInternal:                  500,
 }
 

@@ -40,7 +40,8 @@ func FuzzRenderRequest(f *testing.F) {
 		if err := b.Parse(body); err != nil {
 			if gjson.ValidBytes(body) && gjson.ParseBytes(body).IsObject() && err.Code == ErrInvalidJSON &&
 				!strings.Contains(err.Message, "more than once") && !strings.Contains(err.Message, "deeper") &&
-				utf8.Valid(body) && !strings.Contains(err.Message, "top-level fields") {
+				utf8.Valid(body) && !strings.Contains(err.Message, "top-level fields") &&
+				!strings.Contains(err.Message, "case-insensitive parser") {
 				t.Fatalf("valid JSON object refused: %v", err)
 			}
 			return

@@ -89,6 +89,25 @@ func ValidJSON(b []byte) bool {
 	return err == nil && skipSpace(b, end) == len(b)
 }
 
+// JSONSyntaxError judges b exactly as ValidJSON does and says why it is not valid: nil for valid JSON,
+// otherwise an error whose message names the problem and ends "at byte N", and that offset N (0-based,
+// from the start of b) where the scan stopped, for tools that point a person at the mistake.
+func JSONSyntaxError(b []byte) (offset int, err error) {
+	end, err := scanValue(b, skipSpace(b, 0), 0)
+	if err == nil {
+		if j := skipSpace(b, end); j != len(b) {
+			err = syntaxErr(j, "unexpected data after the JSON value")
+		}
+	}
+	if err == nil {
+		return 0, nil
+	}
+	if se, ok := err.(*syntaxError); ok {
+		return se.offset, err
+	}
+	return 0, err
+}
+
 func describeByte(c byte) string {
 	switch {
 	case c == '[':

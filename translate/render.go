@@ -16,8 +16,8 @@ type Target struct {
 	// APIVersion is the provider's configured api-version; "" means the client's when it speaks the same
 	// dialect, else the dialect's default.
 	APIVersion string
-	// Deployment is the model's deployment: the azure-openai path segment (the model name when empty) or
-	// the azure-ai azureml-model-deployment header.
+	// Deployment is the model's deployment: the azure-openai path segment (the model name when empty), the
+	// azure-openai v1 surface's body model (likewise), or the azure-ai azureml-model-deployment header.
 	Deployment string
 	// Model is the model name the upstream receives in the body.
 	Model string
@@ -81,10 +81,6 @@ func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
 	path.WriteString(t.BasePath)
 	switch {
 	case t.Dialect == AzureOpenAI && IsAzureOpenAIV1(version):
-		if req.Op == OpCompletions {
-			return head, NewError(ErrUnsupportedOperation, "",
-				"the Azure OpenAI v1 surface has no legacy completions: use chat/completions or a dated api_version")
-		}
 		path.WriteString("/v1/")
 		path.WriteString(req.Op.PathSuffix())
 		if version != "v1" {
@@ -131,27 +127,37 @@ func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
 }
 
 // resolveAPIVersion picks the one api-version the upstream gets: the provider's; else the client's when it
-// speaks the provider's dialect; else the dialect default. The result is validated for the target.
+// speaks the provider's dialect; else the operation's default in that dialect. The result is validated for
+// the target, and must have the operation: sent anyway, the request would meet the service's bare 404 for a
+// path that version lacks.
 func resolveAPIVersion(req *ClientRequest, t *Target) (string, *Error) {
-	if !t.Dialect.spec().usesAPIVersion {
+	s := t.Dialect.spec()
+	if !s.usesAPIVersion {
 		return "", nil
 	}
-	version := t.APIVersion
+	versions := s.versionsOf(req.Op)
+	version, param := t.APIVersion, ""
 	if version == "" && req.Dialect == t.Dialect {
 		version = req.APIVersion
-		if version == "" && req.AzureV1 {
+		if version != "" {
+			param = "api-version"
+		} else if req.AzureV1 {
 			version = "v1"
 		}
 	}
 	if version == "" {
-		version = t.Dialect.DefaultAPIVersion()
+		version = s.defaultAPIVersion
+		if versions != nil && versions.fallback != "" {
+			version = versions.fallback
+		}
 	}
-	if t.Dialect == AzureOpenAI && IsAzureOpenAIV1(version) {
-		return version, nil
-	}
-	if !IsDatedAPIVersion(version) {
+	if !(t.Dialect == AzureOpenAI && IsAzureOpenAIV1(version)) && !IsDatedAPIVersion(version) {
 		return "", NewError(ErrInvalidAPIVersion, "api-version", "api-version "+quoteForMessage(version)+
 			" is not valid for "+t.Dialect.String()+": use the form 2024-10-21 or 2024-05-01-preview")
+	}
+	if !versions.has(version) {
+		return "", NewError(ErrUnsupportedOperation, param, t.Dialect.String()+" api-version "+version+" has no "+
+			req.Op.String()+" operation: "+versions.hint)
 	}
 	return version, nil
 }
@@ -214,7 +220,7 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 		return out, e
 	}
 
-	wantModel := bodyCarriesModel(req, t)
+	model, wantModel := bodyModel(req, t)
 	chainID := ""
 	if target.chainID {
 		chainID = firstNonEmpty(t.ChainID, body.ChainID, t.DefaultChainID, DefaultChainID)
@@ -250,8 +256,8 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 		case fieldModel:
 			if !wantModel {
 				edit = editDrop
-			} else if body.Model != t.Model || m.keyEscaped {
-				edit, newString = editString, t.Model
+			} else if body.Model != model || m.keyEscaped {
+				edit, newString = editString, model
 			}
 		case fieldChainID:
 			if !target.chainID {
@@ -334,10 +340,10 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 		return out, NewError(ErrExtraParametersNotAllowed, extras.first(), "this provider does not accept the parameter(s) "+
 			extras.String()+": remove them, or have the operator set extra_parameters to drop or pass-through")
 	}
-	if wantModel && !body.has(fieldModel) && t.Model != "" {
+	if wantModel && !body.has(fieldModel) && model != "" {
 		changed = true
 		writeKey("model")
-		w = appendJSONString(w, t.Model)
+		w = appendJSONString(w, model)
 	}
 	if forceUsage && !body.has(fieldStreamOptions) {
 		changed = true
@@ -367,14 +373,15 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 	return out, nil
 }
 
-// bodyCarriesModel: every upstream reads the model from the body except the azure-openai classic surface,
-// where the deployment path segment names it (reference/dialects.md, section 5 rule 1).
-func bodyCarriesModel(req *ClientRequest, t *Target) bool {
+// bodyModel is the model the upstream body names, and whether it names one: every upstream reads it from the
+// body except the azure-openai classic surface, where the deployment path segment names it. The azure-openai
+// v1 surface reads the deployment from the body model: the entry's deployment, else its model.
+func bodyModel(req *ClientRequest, t *Target) (string, bool) {
 	if t.Dialect != AzureOpenAI {
-		return true
+		return t.Model, true
 	}
 	v, _ := resolveAPIVersion(req, t)
-	return IsAzureOpenAIV1(v)
+	return firstNonEmpty(t.Deployment, t.Model), IsAzureOpenAIV1(v)
 }
 
 // checkPortableEncoding refuses Azure AI's integer/binary embedding encodings toward dialects that only

@@ -4,16 +4,23 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
 	"github.com/aidialect/aidialect/e2e/gateway"
 	"github.com/aidialect/aidialect/e2e/mock"
+	"github.com/aidialect/aidialect/translate"
 )
 
 // Provider keys of the demo: the gateway holds them, clients never see them.
@@ -52,14 +59,32 @@ const Config = `{
   "default_provider": "openai"
 }`
 
+// NoDefaultConfig is Config without default_provider: a model no entry names gets 404 model_not_found.
+// make run serves it on a second gateway, so the banner can show that error (with Config a misspelt model
+// goes to the openai mock, which answers 200 and echoes it).
+func NoDefaultConfig() string {
+	out, err := sjson.Delete(Config, "default_provider")
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
 // Env is a running stack.
 type Env struct {
 	// GatewayURL is the gateway's base URL, e.g. http://127.0.0.1:8080.
 	GatewayURL string
 	Gateway    *gateway.Gateway
 	// Mocks by provider name (openai, azure, llama, eternal); nil when running against real providers.
-	Mocks   map[string]*mock.Provider
-	servers []*http.Server
+	Mocks map[string]*mock.Provider
+	// NoDefaultURL, when set, is the base URL of a second gateway serving NoDefaultConfig in front of its own
+	// mocks (make run starts it as a separate process: the emulator allows one VM host per process). Curls
+	// then shows model_not_found against it.
+	NoDefaultURL string
+
+	config    []byte // the filter configuration, as given
+	noDefault bool   // the demo without default_provider
+	servers   []*http.Server
 }
 
 // Options of Start.
@@ -67,9 +92,14 @@ type Options struct {
 	Wasm   []byte
 	Listen string // gateway address; "127.0.0.1:0" picks a free port
 	// Config, when set, replaces the demo configuration and no mocks start: requests go to the real
-	// providers named in it (https to each host).
+	// providers named in it (https to each host), or to Upstreams.
 	Config []byte
-	Logger *log.Logger
+	// Upstreams, with Config: provider name -> base URL (e.g. http://127.0.0.1:18081) its traffic goes to
+	// instead of https://<host>.
+	Upstreams map[string]string
+	// NoDefault runs the demo with NoDefaultConfig (ignored with Config).
+	NoDefault bool
+	Logger    *log.Logger
 }
 
 // Start brings the stack up; Close takes it down.
@@ -79,6 +109,9 @@ func Start(opts Options) (*Env, error) {
 	config := opts.Config
 	if config == nil {
 		config = []byte(Config)
+		if opts.NoDefault {
+			config, env.noDefault = []byte(NoDefaultConfig()), true
+		}
 		env.Mocks = map[string]*mock.Provider{
 			"openai":  mock.New(mock.OpenAI, mock.Options{APIKey: OpenAIKey}),
 			"azure":   mock.New(mock.AzureOpenAI, mock.Options{APIKey: AzureOpenAIKey, Deployments: []string{"gpt-4o-mini-prod", "embed-prod"}}),
@@ -93,7 +126,10 @@ func Start(opts Options) (*Env, error) {
 			}
 			upstreams[name] = "http://" + addr
 		}
+	} else {
+		maps.Copy(upstreams, opts.Upstreams)
 	}
+	env.config = config
 	gw, err := gateway.New(gateway.Options{Wasm: opts.Wasm, PluginConfig: config, Upstreams: upstreams, Logger: opts.Logger})
 	if err != nil {
 		env.Close()
@@ -136,30 +172,268 @@ func (e *Env) Close() {
 	}
 }
 
-// Curls are copy-paste commands against the demo: a plain answer, a stream, and an Azure AI upstream.
-func (e *Env) Curls() []string {
-	curl := func(flags, model, extra string) string {
-		return fmt.Sprintf(`curl -s%s %s/v1/chat/completions -H 'Authorization: Bearer any-client-key' -H 'Content-Type: application/json' -d '{"model":"%s","messages":[{"role":"user","content":"Say hello"}]%s}'`,
-			flags, e.GatewayURL, model, extra)
-	}
-	return []string{
-		curl("", ModelAzureOpenAI, ""),
-		curl("N", ModelEternalAI, `,"stream":true`),
-		curl("", ModelAzureAI, `,"max_completion_tokens":64,"user":"demo"`),
-	}
+// Demo is whether the stack runs the demo configuration in front of its mocks.
+func (e *Env) Demo() bool { return e.Mocks != nil }
+
+// Curl is one command the banner prints, with the answer it should get (the tests run every one).
+type Curl struct {
+	Note   string      // what it shows, one line
+	Flags  string      // curl flags beyond -s: "N" (stream), "i" (show the answer's headers)
+	URL    string      // complete, query included
+	Header [][2]string // besides Content-Type, which a body adds; values may name $AIDIALECT_KEY
+	Body   string      // JSON; a POST when set, else a GET
+	Status int         // expected status
+	Code   string      // expected x-aidialect-error of an error answer
 }
 
-// Describe is the banner make run prints.
+// KeyVariable is the shell variable the curls use for the client key when the configuration needs a real
+// one (consumers, or a provider with "auth": "passthrough").
+const KeyVariable = "AIDIALECT_KEY"
+
+func (c Curl) String() string {
+	var b strings.Builder
+	b.WriteString("curl -s" + c.Flags + " " + shellQuote(c.URL))
+	for _, h := range c.Header {
+		b.WriteString(" -H " + shellQuote(h[0]+": "+h[1]))
+	}
+	if c.Body != "" {
+		b.WriteString(" -H 'Content-Type: application/json' -d " + shellQuote(c.Body))
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell: in double quotes when it names $AIDIALECT_KEY (so the shell expands
+// it; nothing else in such a value needs escaping), else in single quotes.
+func shellQuote(s string) string {
+	if strings.Contains(s, "$"+KeyVariable) && !strings.ContainsAny(s, "\"\\`") {
+		return `"` + s + `"`
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+const hello = `"messages":[{"role":"user","content":"Say hello"}]`
+
+// Curls are copy-paste commands against the running gateway. The demo's show one OpenAI-style endpoint in
+// front of all four providers (and an Azure OpenAI client), the model list, and, when a gateway without
+// default_provider runs, model_not_found. With a configuration of one's own there is one curl per provider,
+// for one of its models, in the shape of that provider's own clients (see ConfigCurls).
+func (e *Env) Curls() []Curl {
+	if !e.Demo() {
+		return ConfigCurls(e.GatewayURL, e.config)
+	}
+	bearer := [][2]string{{"Authorization", "Bearer any-client-key"}}
+	curls := []Curl{
+		{Note: "an OpenAI client; " + ModelAzureOpenAI + " is served by Azure OpenAI (deployment gpt-4o-mini-prod)",
+			URL: e.GatewayURL + "/v1/chat/completions", Header: bearer,
+			Body: `{"model":"` + ModelAzureOpenAI + `",` + hello + `}`, Status: 200},
+		{Note: "streamed by EternalAI, answered as OpenAI server-sent events",
+			Flags: "N", URL: e.GatewayURL + "/v1/chat/completions", Header: bearer,
+			Body: `{"model":"` + ModelEternalAI + `",` + hello + `,"stream":true}`, Status: 200},
+		{Note: "Azure AI: max_completion_tokens is sent as max_tokens; user, which it lacks, is dropped (x-aidialect-dropped-params)",
+			Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: bearer,
+			Body: `{"model":"` + ModelAzureAI + `",` + hello + `,"max_completion_tokens":64,"user":"demo"}`, Status: 200},
+		{Note: "an Azure OpenAI client (deployment in the path) embedding with Azure AI's " + ModelAzureAIEmbed,
+			URL:    e.GatewayURL + "/openai/deployments/" + ModelAzureAIEmbed + "/embeddings?api-version=" + translate.AzureOpenAI.DefaultAPIVersion(),
+			Header: [][2]string{{"api-key", "any-client-key"}}, Body: `{"input":"Say hello"}`, Status: 200},
+		{Note: "the models this gateway serves", URL: e.GatewayURL + "/v1/models", Status: 200},
+	}
+	notFound := func(base, note string) Curl {
+		return Curl{Note: note, Flags: "i", URL: base + "/v1/chat/completions", Header: bearer,
+			Body: `{"model":"gpt-4o-mnii",` + hello + `}`, Status: 404, Code: "model_not_found"}
+	}
+	switch {
+	case e.noDefault:
+		curls = append(curls, notFound(e.GatewayURL, "a misspelt model: 404 model_not_found (no default_provider here)"))
+	case e.NoDefaultURL != "":
+		curls = append(curls, notFound(e.NoDefaultURL, "a misspelt model on the gateway without default_provider: 404 model_not_found"))
+	}
+	return curls
+}
+
+// provider is what the banner and ConfigCurls read from a configuration (never its keys).
+type provider struct {
+	Name, Dialect, ChainID string
+	Passthrough            bool
+	Exact, Globs           []string
+	chainIDs               map[string]string // model name -> its chain_id
+}
+
+type configView struct {
+	Providers       []provider
+	DefaultProvider string
+	Consumers       bool
+	PathPrefix      string
+}
+
+func readConfig(config []byte) configView {
+	root := gjson.ParseBytes(config)
+	v := configView{
+		DefaultProvider: root.Get("default_provider").String(),
+		Consumers:       len(root.Get("consumers").Array()) > 0,
+		PathPrefix:      root.Get("path_prefix").String(),
+	}
+	for _, p := range root.Get("providers").Array() {
+		pv := provider{Name: p.Get("name").String(), Dialect: p.Get("dialect").String(), ChainID: p.Get("chain_id").String(),
+			Passthrough: p.Get("auth").String() == "passthrough", chainIDs: map[string]string{}}
+		for _, m := range p.Get("models").Array() {
+			name := m.Get("name").String()
+			if strings.Contains(name, "*") {
+				pv.Globs = append(pv.Globs, name)
+			} else {
+				pv.Exact = append(pv.Exact, name)
+			}
+			if c := m.Get("chain_id").String(); c != "" {
+				pv.chainIDs[name] = c
+			}
+		}
+		v.Providers = append(v.Providers, pv)
+	}
+	return v
+}
+
+func looksLikeEmbeddings(model string) bool { return strings.Contains(strings.ToLower(model), "embed") }
+
+// ConfigCurls are one curl per provider of config, for one of its models, shaped as that provider's own
+// clients send it (an Azure OpenAI client puts the deployment in the path, an EternalAI client names
+// chain_id, ...), then the model list and, without default_provider, model_not_found. A chat model is
+// preferred; a provider serving only names with "embed" gets an embeddings request; a provider with only
+// patterns gets a name made from its first pattern, with MODEL for each '*'.
+func ConfigCurls(gatewayURL string, config []byte) []Curl {
+	v := readConfig(config)
+	base := gatewayURL + v.PathPrefix
+	key := func(p *provider) string {
+		if v.Consumers || (p != nil && p.Passthrough) {
+			return "$" + KeyVariable
+		}
+		return "any-client-key"
+	}
+	var curls []Curl
+	for i := range v.Providers {
+		p := &v.Providers[i]
+		model, what := "", ""
+		for _, m := range p.Exact {
+			if !looksLikeEmbeddings(m) || p.Dialect == "eternalai" {
+				model = m
+				break
+			}
+		}
+		if model == "" && len(p.Exact) > 0 {
+			model = p.Exact[0]
+		}
+		what = model + " on " + p.Name
+		if model == "" && len(p.Globs) > 0 {
+			model = strings.ReplaceAll(p.Globs[0], "*", "MODEL")
+			what = "a model matching " + p.Globs[0] + " on " + p.Name + " (put one in place of " + model + ")"
+		}
+		if model == "" {
+			continue
+		}
+		embed := looksLikeEmbeddings(model) && p.Dialect != "eternalai"
+		op, payload := "chat/completions", hello
+		if embed {
+			op, payload = "embeddings", `"input":"Say hello"`
+		}
+		c := Curl{Status: 200}
+		switch p.Dialect {
+		case "azure-openai":
+			c.Note = "an Azure OpenAI client, " + what
+			c.Header = [][2]string{{"api-key", key(p)}}
+			version := translate.AzureOpenAI.DefaultAPIVersion()
+			if translate.ValidDeployment(model) {
+				c.URL = base + "/openai/deployments/" + model + "/" + op + "?api-version=" + version
+				c.Body = "{" + payload + "}"
+			} else { // not a path segment: the v1 surface names the model in the body
+				c.URL = base + "/openai/v1/" + op
+				c.Body = `{"model":` + jsonString(model) + "," + payload + "}"
+			}
+		case "azure-ai":
+			c.Note = "an Azure AI client, " + what
+			c.Header = [][2]string{{"api-key", key(p)}}
+			c.URL = base + "/" + op + "?api-version=" + translate.AzureAI.DefaultAPIVersion()
+			c.Body = `{"model":` + jsonString(model) + "," + payload + "}"
+		case "eternalai":
+			chain := p.chainIDs[model]
+			if chain == "" {
+				chain = p.ChainID
+			}
+			if chain == "" {
+				chain = "45762" // EternalAI's own default chain
+			}
+			c.Note = "an EternalAI client (chain_id in the body), " + what
+			c.Header = [][2]string{{"Authorization", "Bearer " + key(p)}}
+			c.URL = base + "/v1/chat/completions"
+			c.Body = `{"chain_id":` + jsonString(chain) + `,"model":` + jsonString(model) + "," + hello + "}"
+		default:
+			c.Note = "an OpenAI client, " + what
+			c.Header = [][2]string{{"Authorization", "Bearer " + key(p)}}
+			c.URL = base + "/v1/" + op
+			c.Body = `{"model":` + jsonString(model) + "," + payload + "}"
+		}
+		curls = append(curls, c)
+	}
+	var auth [][2]string
+	if v.Consumers {
+		auth = [][2]string{{"Authorization", "Bearer " + key(nil)}}
+	}
+	curls = append(curls, Curl{Note: "the models this gateway serves (exact names)", URL: base + "/v1/models", Header: auth, Status: 200})
+	if v.DefaultProvider == "" {
+		curls = append(curls, Curl{Note: "a model no entry names: 404 model_not_found", Flags: "i", URL: base + "/v1/chat/completions",
+			Header: [][2]string{{"Authorization", "Bearer " + key(nil)}}, Body: `{"model":"no-such-model",` + hello + `}`,
+			Status: 404, Code: "model_not_found"})
+	}
+	return curls
+}
+
+// Describe is the banner make run prints: where the gateway listens, the providers and models of its
+// configuration (read from it, so the list is what GET /v1/models answers), what happens to other models,
+// and the curls.
 func (e *Env) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "aidialect local gateway on %s (development only: production runs on Envoy)\n", e.GatewayURL)
-	if e.Mocks != nil {
-		fmt.Fprintf(&b, "models: %s (openai), %s and %s (azure-openai), %s (azure-ai), %s (eternalai)\n",
-			ModelOpenAI, ModelAzureOpenAI, ModelAzureEmbed, ModelAzureAI, ModelEternalAI)
+	v := readConfig(e.config)
+	if e.Demo() {
+		b.WriteString("configuration: the demo (e2e/demo), four strict mock providers on 127.0.0.1\n")
+	} else {
+		b.WriteString("configuration: yours, requests go to the real providers over https\n")
+	}
+	b.WriteString("\nproviders and models (GET /v1/models lists the exact names):\n")
+	width := 0
+	for _, p := range v.Providers {
+		width = max(width, len(p.Name)+len(p.Dialect)+3)
+	}
+	for _, p := range v.Providers {
+		models := append(slices.Clone(p.Exact), p.Globs...)
+		fmt.Fprintf(&b, "  %-*s %s\n", width, p.Name+" ("+p.Dialect+")", strings.Join(models, ", "))
+	}
+	switch {
+	case v.DefaultProvider != "" && e.Demo():
+		fmt.Fprintf(&b, "other models go to %s (default_provider): a misspelt model is no error here, the %s mock answers 200 and echoes its name.\n",
+			v.DefaultProvider, v.DefaultProvider)
+		if e.NoDefaultURL != "" {
+			fmt.Fprintf(&b, "%s serves the same demo without default_provider: there a misspelt model gets 404 model_not_found.\n", e.NoDefaultURL)
+		}
+	case v.DefaultProvider != "":
+		fmt.Fprintf(&b, "other models go to %s (default_provider): a misspelt model reaches that provider, which answers.\n", v.DefaultProvider)
+	default:
+		b.WriteString("other models get 404 model_not_found (no default_provider).\n")
+	}
+	if v.Consumers {
+		fmt.Fprintf(&b, "consumers are configured: every request needs a consumer's key (export %s=<the key>).\n", KeyVariable)
+	}
+	for _, p := range v.Providers {
+		if p.Passthrough {
+			fmt.Fprintf(&b, "%s forwards the client's own key (auth passthrough): export %s=<your %s key> for its curl.\n", p.Name, KeyVariable, p.Name)
+		}
 	}
 	b.WriteString("\ntry:\n")
 	for _, c := range e.Curls() {
-		b.WriteString("  " + c + "\n\n")
+		b.WriteString("  # " + c.Note + "\n  " + c.String() + "\n\n")
 	}
 	b.WriteString("Ctrl-C stops everything.\n")
 	return b.String()

@@ -2,8 +2,8 @@
 // dist/aidialect.wasm (wazero, through the SDK's proxytest emulator), listens on a real HTTP port, forwards
 // each request to the provider the filter chose over real HTTP(S), and streams answers back as they arrive.
 //
-// It is strict where Envoy is unforgiving: when the filter breaks a host rule of
-// shared/reference/envoy-host.md sections 1-5, the request fails with a 502 and a log line naming the rule.
+// It is strict where Envoy is unforgiving: when the filter breaks one of Envoy's host rules (README "Envoy
+// contract", checked by internal/hostemu), the request fails with a 502 and a log line naming the rule.
 //
 // When the VM traps (a stack overflow, out of memory, unreachable: no Go panic the filter could recover), it
 // behaves as Envoy with failure_policy FAIL_RELOAD, what this project ships: the failing request gets
@@ -12,6 +12,10 @@
 // VM from the same module and configuration serves the requests after it. (Envoy makes the new VM for the
 // first request that comes at least a backoff interval, about 1 s by default, after the last load, and
 // answers 503 until then; the gateway reloads at once.)
+// A request the filter leaves without a routing header (an unknown path under unknown_paths: passthrough)
+// gets what the shipped Envoy configuration's catch-all route answers (CatchAll), through the filter's
+// response callbacks as in Envoy.
+//
 // Production traffic belongs on Envoy (envoy/README.md).
 package gateway
 
@@ -26,7 +30,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -72,6 +78,21 @@ type Gateway struct {
 
 // maxBody bounds what the gateway reads from a client before the filter's own max_request_bytes applies.
 const maxBody = 256 << 20
+
+// CatchAll is the answer of envoy/envoy.yaml's last route, "no-provider", which every request the filter did
+// not route ends at: a direct_response with this status and body, and these response_headers_to_add. The
+// gateway answers the same bytes (TestCatchAllIsEnvoyYAMLs reads them from envoy.yaml, so they cannot drift).
+var CatchAll = struct {
+	Status  int
+	Body    string
+	Headers [][2]string
+}{
+	Status: http.StatusNotFound,
+	Body: `{"error":{"message":"aidialect: no provider was selected for this request. The aidialect filter sets the ` +
+		`x-aidialect-provider routing header for the requests it recognises; this request was not routed (unknown ` +
+		`path, or the filter is not running).","type":"invalid_request_error","param":null,"code":"route_not_found"}}`,
+	Headers: [][2]string{{"content-type", "application/json"}, {"x-aidialect-error", "route_not_found"}},
+}
 
 // New compiles the module and starts the plugin.
 func New(opts Options) (*Gateway, error) {
@@ -250,13 +271,21 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cw := &clientWriter{w: w}
-	resp, err := g.forward(r.Context(), x.Upstream)
-	if err != nil {
+	head := r.Method == http.MethodHead
+	if x.Upstream.Header(g.routingHeader) == "" {
+		// No route matches: Envoy's catch-all answers, a local reply that the filter's response callbacks see.
+		headers := append(slices.Clone(CatchAll.Headers), [2]string{"content-length", strconv.Itoa(len(CatchAll.Body))})
+		var body io.Reader = strings.NewReader(CatchAll.Body)
+		if head {
+			body = nil
+		}
+		err = x.RelayResponse(CatchAll.Status, headers, body, nil, cw)
+	} else if resp, ferr := g.forward(r.Context(), x.Upstream); ferr != nil {
 		// What Envoy does when the upstream cannot be reached: a plain-text 503 that still passes through
 		// the filter's response callbacks.
-		g.log.Printf("upstream: %v", err)
+		g.log.Printf("upstream: %v", ferr)
 		err = x.RelayResponse(http.StatusServiceUnavailable, [][2]string{{"content-type", "text/plain"}},
-			strings.NewReader("upstream connect error or disconnect/reset before headers. reset reason: "+err.Error()), nil, cw)
+			strings.NewReader("upstream connect error or disconnect/reset before headers. reset reason: "+ferr.Error()), nil, cw)
 	} else {
 		defer resp.Body.Close()
 		var trailers func() [][2]string
@@ -264,12 +293,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			trailers = func() [][2]string { return headerPairs(resp.Trailer) }
 		}
 		var upstreamBody io.Reader = resp.Body
-		if r.Method == http.MethodHead || resp.ContentLength == 0 {
+		if head || resp.ContentLength == 0 {
 			upstreamBody = nil
 		}
 		err = x.RelayResponse(resp.StatusCode, headerPairs(resp.Header), upstreamBody, trailers, cw)
 	}
-	if err == nil {
+	if err == nil && !head { // a HEAD answer's content-length is that of the body it leaves out
 		err = x.CheckContentLength(cw.written)
 	}
 	status = cw.status
@@ -323,9 +352,6 @@ func (g *Gateway) forward(ctx context.Context, up *hostemu.Request) (*http.Respo
 	authority := up.Header(":authority")
 	base, ok := g.upstreams[provider]
 	if !ok {
-		if provider == "" {
-			return nil, errors.New("no route: the request carries no " + g.routingHeader + " header")
-		}
 		base = &url.URL{Scheme: "https", Host: authority}
 	}
 	target := strings.TrimSuffix(base.String(), "/") + up.Header(":path")

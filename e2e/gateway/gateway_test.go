@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,12 +58,15 @@ func (p *testPlugin) NewHttpContext(uint32) types.HttpContext { return &testFilt
 // makes it panic in OnHttpRequestHeaders or OnHttpResponseBody.
 type testFilter struct {
 	types.DefaultHttpContext
-	vm   *testVM
-	trap string
-	sent bool
+	vm      *testVM
+	trap    string
+	noRoute bool // x-no-route: the request goes on without a routing header, like an unknown path
+	sent    bool
 }
 
 func (f *testFilter) OnHttpRequestHeaders(_ int, endOfStream bool) types.Action {
+	_, err := proxywasm.GetHttpRequestHeader("x-no-route")
+	f.noRoute = err == nil
 	f.trap, _ = proxywasm.GetHttpRequestHeader("x-trap")
 	if f.trap == "request" {
 		panic("wasm error: unreachable")
@@ -100,7 +104,9 @@ func (f *testFilter) finish(size int) types.Action {
 }
 
 func (f *testFilter) route(body []byte) {
-	proxywasm.ReplaceHttpRequestHeader("x-aidialect-provider", "mock")
+	if !f.noRoute {
+		proxywasm.ReplaceHttpRequestHeader("x-aidialect-provider", "mock")
+	}
 	proxywasm.ReplaceHttpRequestHeader("x-vm-gen", strconv.Itoa(f.vm.gen))
 	if body != nil {
 		proxywasm.ReplaceHttpRequestHeader("content-length", strconv.Itoa(len(body)))
@@ -395,5 +401,99 @@ func TestVMTrapUnderConcurrency(t *testing.T) {
 	}
 	if n := len(fx.vms()); n < 2 {
 		t.Errorf("%d VMs made, want reloads", n)
+	}
+}
+
+// envoyCatchAll reads the catch-all route ("no-provider") of the shipped envoy/envoy.yaml: its
+// direct_response status and inline body, and its response_headers_to_add.
+func envoyCatchAll(t *testing.T) (status int, body string, headers [][2]string) {
+	t.Helper()
+	raw, err := os.ReadFile("../../envoy/envoy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(raw), "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "- name: no-provider" {
+			start = i
+		}
+	}
+	if start < 0 {
+		t.Fatal("envoy/envoy.yaml has no route named no-provider")
+	}
+	indent := len(lines[start]) - len(strings.TrimLeft(lines[start], " "))
+	statusRE := regexp.MustCompile(`^\s*status:\s*(\d+)\s*$`)
+	bodyRE := regexp.MustCompile(`^\s*inline_string:\s*'(.*)'\s*$`)
+	headerRE := regexp.MustCompile(`^\s*- header:\s*\{\s*key:\s*([^,\s]+),\s*value:\s*([^}\s]+)\s*\}\s*$`)
+	for _, l := range lines[start+1:] {
+		trimmed := strings.TrimSpace(l)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		if len(l)-len(strings.TrimLeft(l, " ")) <= indent {
+			break // the route ends where its list item does
+		}
+		if m := statusRE.FindStringSubmatch(l); m != nil {
+			status, _ = strconv.Atoi(m[1])
+		}
+		if m := bodyRE.FindStringSubmatch(l); m != nil {
+			body = strings.ReplaceAll(m[1], "''", "'") // YAML single-quoted
+		}
+		if m := headerRE.FindStringSubmatch(l); m != nil {
+			headers = append(headers, [2]string{m[1], m[2]})
+		}
+	}
+	if status == 0 || body == "" || len(headers) == 0 {
+		t.Fatalf("could not read the no-provider route of envoy/envoy.yaml (status %d, body %q, headers %v): "+
+			"its layout changed, adapt envoyCatchAll", status, body, headers)
+	}
+	return status, body, headers
+}
+
+// The catch-all the gateway answers is envoy.yaml's, byte for byte.
+func TestCatchAllIsEnvoyYAMLs(t *testing.T) {
+	status, body, headers := envoyCatchAll(t)
+	if status != CatchAll.Status || body != CatchAll.Body || fmt.Sprint(headers) != fmt.Sprint(CatchAll.Headers) {
+		t.Errorf("envoy/envoy.yaml's catch-all route answers\n  %d %v %s\nthe local gateway's CatchAll is\n  %d %v %s\ncopy envoy.yaml's into CatchAll",
+			status, headers, body, CatchAll.Status, CatchAll.Headers, CatchAll.Body)
+	}
+}
+
+// A request the filter leaves unrouted gets the catch-all answer, and no upstream sees it.
+func TestUnroutedRequestGetsTheCatchAll(t *testing.T) {
+	fx := start(t)
+	status, body, headers := envoyCatchAll(t)
+	resp, got, err := post(t, fx.url, `{"model":"m"}`, http.Header{"X-No-Route": {"1"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != status || got != body {
+		t.Errorf("got %d %q, want %d %q; log:\n%s", resp.StatusCode, got, status, body, fx.logs())
+	}
+	for _, h := range headers {
+		if v := resp.Header.Values(h[0]); len(v) != 1 || v[0] != h[1] {
+			t.Errorf("header %s = %q, want %q", h[0], v, h[1])
+		}
+	}
+	if resp.Header.Get("content-length") != strconv.Itoa(len(body)) {
+		t.Errorf("content-length %q, want %d", resp.Header.Get("content-length"), len(body))
+	}
+	if resp.Header.Get("x-vm-gen") == "" {
+		t.Error("the answer did not pass through the filter's response callbacks")
+	}
+	if n := len(fx.got()); n != 0 {
+		t.Errorf("the upstream saw %d requests", n)
+	}
+	// HEAD: the same status and headers, no body.
+	req, _ := http.NewRequest(http.MethodHead, fx.url+"/nowhere", nil)
+	req.Header.Set("x-no-route", "1")
+	head, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head.Body.Close()
+	if head.StatusCode != status || head.Header.Get("x-aidialect-error") != "route_not_found" {
+		t.Errorf("HEAD: %d %v; log:\n%s", head.StatusCode, head.Header, fx.logs())
 	}
 }

@@ -366,6 +366,7 @@ func TestRejects(t *testing.T) {
 		{"azure-openai openai-style path", AzureOpenAI, chat, nil, target("/v1/chat/completions"), 404, azureErr("404", "Resource not found")},
 		{"azure-ai unknown path", AzureAI, chat, nil, target("/v1/chat/completions?api-version=2024-05-01-preview"), 404, aiFlat("NotFound", 404)},
 		{"azure-ai completions needs 2024-04-01-preview", AzureAI, completions, nil, target("/completions?api-version=2024-05-01-preview"), 404, aiFlat("NotFound", 404)},
+		{"azure-ai GA has no completions", AzureAI, completions, nil, target("/models/completions?api-version=2025-04-01"), 404, aiFlat("NotFound", 404)},
 
 		// api-version
 		{"openai refuses api-version", OpenAI, chat, nil, target("/v1/chat/completions?api-version=2024-10-21"), 400, openaiErr(nil, "api-version")},

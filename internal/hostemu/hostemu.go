@@ -62,6 +62,18 @@ type Host struct {
 	closed bool
 	// RouteClears counts calls of the clear_route_cache foreign function.
 	RouteClears int
+	// WithholdBodies models an Envoy whose Wasm filter configuration lacks allow_on_headers_stop_iteration
+	// (or a control plane that dropped it): a Pause from OnHttpRequestHeaders becomes StopAllIteration, and
+	// no body or trailers callback ever follows. The request hangs unless the filter answers it from a tick.
+	WithholdBodies bool
+}
+
+// Tick runs the plugin's OnTick, as Envoy does every tick period the plugin set.
+func (h *Host) Tick() error {
+	return h.do(func() error {
+		h.emu.Tick()
+		return nil
+	})
 }
 
 // New starts the plugin with the configuration. proxytest allows one emulator per process at a time: Close
@@ -181,6 +193,7 @@ type Exchange struct {
 	responseHeaders map[string]string // response headers once released
 	stream          bool
 	done            bool
+	withheld        bool // headers paused under WithholdBodies: nothing more is delivered
 	// bodyHeld: the last response body callback paused, so Envoy still holds the whole body buffered
 	// (StopIterationAndBuffer) and releases all of it, as the filter left it, once the trailers continue.
 	bodyHeld bool
@@ -255,6 +268,9 @@ func (x *Exchange) sendRequest(headers [][2]string, chunks [][]byte, trailers []
 	}
 	if action == types.ActionContinue {
 		x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
+	} else if x.h.WithholdBodies {
+		x.withheld = true
+		return nil
 	}
 	// sent is what already went upstream. proxytest hands each body callback the bytes buffered since the
 	// last Continue plus the new chunk, as Envoy does after StopIterationAndBuffer; a Continue sends them all.
@@ -340,6 +356,19 @@ func currentResponseTrailers(sent [][2]string) [][2]string {
 		return cloneHeaders(sent)
 	}
 	return cloneHeaders(got)
+}
+
+// Withheld reports whether the request is stuck: its headers paused and the host (WithholdBodies) delivers
+// nothing more, so only a local reply from a tick can end it.
+func (x *Exchange) Withheld() bool { return x.withheld && x.Local == nil }
+
+// CheckTickReply records a local reply the plugin sent for this exchange from another context (its tick), with
+// the checks of any local reply.
+func (x *Exchange) CheckTickReply() error {
+	return x.h.do(func() error {
+		_, err := x.localReply(types.ActionPause, "OnTick")
+		return err
+	})
 }
 
 // localReply records a local reply if the last callback sent one, checking it stopped the exchange and that

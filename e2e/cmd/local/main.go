@@ -2,17 +2,29 @@
 // mock providers (or, with -config, in front of the real providers the configuration names).
 //
 //	go run ./cmd/local -wasm ../dist/aidialect.wasm [-listen 127.0.0.1:8080] [-config my-config.json]
+//
+// With the demo it also starts a second gateway, on -no-default-listen (127.0.0.1:8081), serving the demo
+// without default_provider, where a misspelt model gets 404 model_not_found. That gateway is a child process
+// (this program with -no-default -child): the emulator hosting the filter allows one per process. The child
+// stops when this process does, even when this one is killed: it watches its standard input, which this
+// process holds open.
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/aidialect/aidialect/e2e/demo"
 )
@@ -22,10 +34,16 @@ func fatalf(format string, args ...any) {
 	os.Exit(1)
 }
 
+// readyPrefix starts the line a child writes on its standard output once it serves.
+const readyPrefix = "aidialect-local-ready "
+
 func main() {
 	wasmPath := flag.String("wasm", "../dist/aidialect.wasm", "compiled filter (make build)")
 	listen := flag.String("listen", "127.0.0.1:8080", "gateway address")
 	configPath := flag.String("config", os.Getenv("CONFIG"), "filter configuration for real providers (default: the demo with mock providers); api_key_env is read from this process's environment")
+	noDefaultListen := flag.String("no-default-listen", "127.0.0.1:8081", "with the demo, address of a second gateway serving it without default_provider (\"\": none)")
+	noDefault := flag.Bool("no-default", false, "serve the demo without default_provider (what the second gateway runs)")
+	child := flag.Bool("child", false, "run as the second gateway of a parent: report readiness on stdout, stop when stdin closes")
 	flag.Parse()
 	// proxytest narrates every host call through the standard logger; the gateway logs through its own.
 	log.SetOutput(io.Discard)
@@ -34,8 +52,12 @@ func main() {
 	if err != nil {
 		fatalf("reading the filter: %v (run make build first)", err)
 	}
-	opts := demo.Options{Wasm: wasm, Listen: *listen, Logger: log.New(os.Stderr, "gateway: ", log.LstdFlags)}
-	if *configPath != "" {
+	prefix := "gateway: "
+	if *noDefault {
+		prefix = "gateway (no default_provider): "
+	}
+	opts := demo.Options{Wasm: wasm, Listen: *listen, NoDefault: *noDefault, Logger: log.New(os.Stderr, prefix, log.LstdFlags)}
+	if *configPath != "" && !*child {
 		if opts.Config, err = os.ReadFile(*configPath); err != nil {
 			fatalf("reading the configuration: %v", err)
 		}
@@ -45,10 +67,99 @@ func main() {
 		fatalf("starting: %v", err)
 	}
 	defer env.Close()
-	fmt.Print(env.Describe())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *child {
+		fmt.Println(readyPrefix + env.GatewayURL)
+		go func() {
+			io.Copy(io.Discard, os.Stdin) // returns when the parent closes it, or exits
+			stop()
+		}()
+		<-ctx.Done()
+		return
+	}
+
+	if env.Demo() && !*noDefault && *noDefaultListen != "" {
+		c, err := startNoDefault(*wasmPath, *noDefaultListen)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "local: the gateway without default_provider did not start (%v); going on without it\n", err)
+		} else {
+			defer c.stop()
+			env.NoDefaultURL = c.url
+		}
+	}
+	if abs, err := filepath.Abs(*wasmPath); err == nil {
+		fmt.Printf("filter: %s (make run builds it there, in this working tree)\n", abs)
+	}
+	fmt.Print(env.Describe())
 	<-ctx.Done()
 	fmt.Println("\nstopping")
+}
+
+// childGateway is the second gateway's process.
+type childGateway struct {
+	cmd   *exec.Cmd
+	stdin io.Closer
+	done  chan struct{}
+	url   string
+}
+
+// startNoDefault runs this program again as the gateway without default_provider and waits until it serves.
+func startNoDefault(wasmPath, listen string) (*childGateway, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, "-wasm", wasmPath, "-listen", listen, "-no-default", "-child")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &childGateway{cmd: cmd, stdin: stdin, done: make(chan struct{})}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if url, ok := strings.CutPrefix(sc.Text(), readyPrefix); ok {
+				ready <- url
+			}
+		}
+		close(ready)
+	}()
+	go func() {
+		cmd.Wait()
+		close(c.done)
+	}()
+	select {
+	case url, ok := <-ready:
+		if ok {
+			c.url = url
+			return c, nil
+		}
+		c.stop()
+		return nil, errors.New("it exited (see its message above)")
+	case <-time.After(2 * time.Minute):
+		c.stop()
+		return nil, errors.New("not ready after 2 minutes")
+	}
+}
+
+// stop closes the child's standard input, which stops it, and kills it if it lingers.
+func (c *childGateway) stop() {
+	c.stdin.Close()
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.done
+	}
 }

@@ -1,0 +1,466 @@
+package demo
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/aidialect/aidialect/e2e/mock"
+)
+
+// These tests run what the banner prints: every curl, as the shell would read it, against the local gateway
+// running the compiled filter (AIDIALECT_WASM, else ../../dist/aidialect.wasm: make build).
+
+func TestMain(m *testing.M) {
+	// proxytest narrates every host call through the log package; the gateway has its own logger.
+	log.SetOutput(io.Discard)
+	os.Exit(m.Run())
+}
+
+func wasm(t *testing.T) []byte {
+	t.Helper()
+	path := os.Getenv("AIDIALECT_WASM")
+	if path == "" {
+		path = filepath.Join("..", "..", "dist", "aidialect.wasm")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading the filter (make build): %v", err)
+	}
+	return b
+}
+
+func start(t *testing.T, opts Options) *Env {
+	t.Helper()
+	opts.Wasm = wasm(t)
+	opts.Listen = "127.0.0.1:0"
+	opts.Logger = log.New(io.Discard, "", 0)
+	if testing.Verbose() {
+		opts.Logger = log.New(os.Stderr, "gateway: ", log.Lmicroseconds)
+	}
+	env, err := Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Close)
+	return env
+}
+
+// shellWords splits a command line as a POSIX shell does for the quoting the banner uses: single quotes
+// (with '\” inside), double quotes expanding $NAME from env, backslash escapes outside quotes.
+func shellWords(t *testing.T, line string, env map[string]string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == ' ':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\\' && i+1 < len(line):
+			i++
+			cur.WriteByte(line[i])
+			inWord = true
+		case c == '\'':
+			end := strings.IndexByte(line[i+1:], '\'')
+			if end < 0 {
+				t.Fatalf("unterminated ' in %s", line)
+			}
+			cur.WriteString(line[i+1 : i+1+end])
+			i += 1 + end
+			inWord = true
+		case c == '"':
+			end := strings.IndexByte(line[i+1:], '"')
+			if end < 0 {
+				t.Fatalf("unterminated \" in %s", line)
+			}
+			quoted := line[i+1 : i+1+end]
+			if strings.ContainsAny(quoted, "\\`") {
+				t.Fatalf("double-quoted text the test does not expand: %s", quoted)
+			}
+			for name, value := range env {
+				quoted = strings.ReplaceAll(quoted, "$"+name, value)
+			}
+			if strings.Contains(quoted, "$") {
+				t.Fatalf("unexpanded variable in %s", quoted)
+			}
+			cur.WriteString(quoted)
+			i += 1 + end
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// answer is what a curl got.
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// runCurl runs the command line the banner prints for c (not c's fields), checks it says what c says, and
+// returns the answer.
+func runCurl(t *testing.T, c Curl, env map[string]string) answer {
+	t.Helper()
+	line := c.String()
+	words := shellWords(t, line, env)
+	if len(words) < 2 || words[0] != "curl" {
+		t.Fatalf("not a curl command: %s", line)
+	}
+	var url, body string
+	var header [][2]string
+	for i := 1; i < len(words); i++ {
+		switch w := words[i]; {
+		case w == "-H" || w == "-d":
+			if i+1 >= len(words) {
+				t.Fatalf("%s without a value: %s", w, line)
+			}
+			i++
+			if w == "-d" {
+				body = words[i]
+				continue
+			}
+			name, value, ok := strings.Cut(words[i], ": ")
+			if !ok {
+				t.Fatalf("header %q: %s", words[i], line)
+			}
+			header = append(header, [2]string{name, value})
+		case strings.HasPrefix(w, "-s"):
+			if w[2:] != c.Flags {
+				t.Errorf("flags %q, want -s%s", w, c.Flags)
+			}
+		case strings.HasPrefix(w, "-"):
+			t.Fatalf("unexpected flag %s: %s", w, line)
+		default:
+			url = w
+		}
+	}
+	// The command must say what the Curl says (quoting intact).
+	want := slices.Clone(c.Header)
+	for i := range want {
+		for name, value := range env {
+			want[i][1] = strings.ReplaceAll(want[i][1], "$"+name, value)
+		}
+	}
+	if c.Body != "" {
+		want = append(want, [2]string{"Content-Type", "application/json"})
+	}
+	if url != c.URL || body != c.Body || fmt.Sprint(header) != fmt.Sprint(want) {
+		t.Errorf("%s\nreads as url %q body %q headers %v", line, url, body, header)
+	}
+	if body != "" && !json.Valid([]byte(body)) {
+		t.Errorf("the body is not JSON: %s", body)
+	}
+
+	method := http.MethodGet
+	var rd io.Reader
+	if body != "" {
+		method, rd = http.MethodPost, strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	for _, h := range header {
+		req.Header.Add(h[0], h[1])
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	a := answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	if a.status != c.Status || resp.Header.Get("x-aidialect-error") != c.Code {
+		t.Errorf("# %s\n%s\nanswered %d %q %s, want %d %q", c.Note, line, a.status, resp.Header.Get("x-aidialect-error"), a.body, c.Status, c.Code)
+	}
+	return a
+}
+
+// bannerModels is the models section of a banner: provider name -> the models listed.
+func bannerModels(t *testing.T, banner string) map[string][]string {
+	t.Helper()
+	_, section, ok := strings.Cut(banner, "providers and models (GET /v1/models lists the exact names):\n")
+	if !ok {
+		t.Fatalf("no models section in\n%s", banner)
+	}
+	out := map[string][]string{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "  ") {
+			break
+		}
+		name, rest, _ := strings.Cut(strings.TrimSpace(line), " (")
+		_, models, _ := strings.Cut(rest, ") ")
+		out[name] = strings.Split(strings.TrimSpace(models), ", ")
+	}
+	return out
+}
+
+// servedModels is GET /v1/models: model id -> owner (the provider).
+func servedModels(t *testing.T, base string) map[string]string {
+	t.Helper()
+	resp, err := http.Get(base + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	out := map[string]string{}
+	for _, m := range gjson.GetBytes(b, "data").Array() {
+		out[m.Get("id").String()] = m.Get("owned_by").String()
+	}
+	if len(out) == 0 {
+		t.Fatalf("GET /v1/models: %s", b)
+	}
+	return out
+}
+
+// Every curl of the demo banner answers as its note says; the notes' claims hold at the mocks.
+func TestDemoCurls(t *testing.T) {
+	env := start(t, Options{})
+	env.NoDefaultURL = "" // no second gateway in this process (one emulator per process)
+	curls := env.Curls()
+	if len(curls) < 4 {
+		t.Fatalf("%d curls", len(curls))
+	}
+	llama := env.Mocks["llama"]
+	for _, c := range curls {
+		before := len(llama.Received())
+		a := runCurl(t, c, nil)
+		if strings.Contains(c.Note, "x-aidialect-dropped-params") {
+			if got := a.header.Get("x-aidialect-dropped-params"); got != "user" || c.Flags != "i" {
+				t.Errorf("dropped-params header %q (flags %q): the note promises user, shown by -i", got, c.Flags)
+			}
+			rec := llama.Received()[before:]
+			if len(rec) != 1 || !gjson.GetBytes(rec[0].Body, "max_tokens").Exists() || gjson.GetBytes(rec[0].Body, "user").Exists() ||
+				gjson.GetBytes(rec[0].Body, "max_completion_tokens").Exists() {
+				t.Errorf("Azure AI received %v, the note promises max_tokens and no user", rec)
+			}
+		}
+	}
+	// The banner's claim about misspelt models under default_provider: 200, the name echoed.
+	a := runCurl(t, Curl{URL: env.GatewayURL + "/v1/chat/completions", Header: [][2]string{{"Authorization", "Bearer k"}},
+		Body: `{"model":"gpt-4o-mnii",` + hello + `}`, Status: 200}, nil)
+	if gjson.Get(a.body, "model").String() != "gpt-4o-mnii" {
+		t.Errorf("a misspelt model answered %s", a.body)
+	}
+	if !strings.Contains(env.Describe(), "a misspelt model is no error here") {
+		t.Errorf("the banner does not say so:\n%s", env.Describe())
+	}
+}
+
+// With a gateway without default_provider beside it, the banner names it and its curl is model_not_found.
+func TestDemoBannerNamesTheNoDefaultGateway(t *testing.T) {
+	env := &Env{GatewayURL: "http://127.0.0.1:8080", NoDefaultURL: "http://127.0.0.1:8081", Mocks: map[string]*mock.Provider{}, config: []byte(Config)}
+	banner := env.Describe()
+	if !strings.Contains(banner, "http://127.0.0.1:8081 serves the same demo without default_provider") {
+		t.Errorf("banner:\n%s", banner)
+	}
+	last := env.Curls()[len(env.Curls())-1]
+	if !strings.HasPrefix(last.URL, "http://127.0.0.1:8081/") || last.Status != 404 || last.Code != "model_not_found" ||
+		!strings.Contains(banner, last.String()) {
+		t.Errorf("last curl %+v", last)
+	}
+}
+
+// The second gateway's configuration: the demo's without default_provider; its curls hold, 404 included.
+func TestNoDefaultDemo(t *testing.T) {
+	var with, without map[string]any
+	json.Unmarshal([]byte(Config), &with)
+	json.Unmarshal([]byte(NoDefaultConfig()), &without)
+	delete(with, "default_provider")
+	if !reflect.DeepEqual(with, without) || without == nil {
+		t.Errorf("NoDefaultConfig is not Config without default_provider:\n%s", NoDefaultConfig())
+	}
+	env := start(t, Options{NoDefault: true})
+	curls := env.Curls()
+	notFound := 0
+	for _, c := range curls {
+		runCurl(t, c, nil)
+		if c.Code == "model_not_found" {
+			notFound++
+		}
+	}
+	if notFound != 1 {
+		t.Errorf("%d model_not_found curls", notFound)
+	}
+	if !strings.Contains(env.Describe(), "other models get 404 model_not_found") {
+		t.Errorf("banner:\n%s", env.Describe())
+	}
+}
+
+// The banner lists exactly the configured models: the exact names are what GET /v1/models answers, by
+// provider; the patterns follow.
+func TestBannerModelsAreWhatTheGatewayServes(t *testing.T) {
+	env := start(t, Options{})
+	listed := bannerModels(t, env.Describe())
+	served := servedModels(t, env.GatewayURL)
+	for id, owner := range served {
+		if !slices.Contains(listed[owner], id) {
+			t.Errorf("GET /v1/models serves %s (%s); the banner lists %v", id, owner, listed)
+		}
+	}
+	for owner, models := range listed {
+		for _, m := range models {
+			if served[m] != owner && !strings.Contains(m, "*") {
+				t.Errorf("the banner lists %s under %s; GET /v1/models says %q", m, owner, served[m])
+			}
+		}
+	}
+	for _, m := range []string{"text-embedding-3-large", "embed-v3", ModelOpenAI, ModelAzureOpenAI, ModelAzureEmbed, ModelAzureAI, ModelEternalAI} {
+		if _, ok := served[m]; !ok {
+			t.Errorf("demo model %s not served", m)
+		}
+	}
+}
+
+// A configuration of one's own: one curl per provider, for its models, in its dialect's client shape, under
+// path_prefix; the passthrough provider's curl uses the client's key variable; no demo model appears; every
+// curl answers (mocks stand in for the real hosts).
+func TestConfigCurls(t *testing.T) {
+	const clientKey = "sk-client-own-key"
+	mocks := map[string]*mock.Provider{
+		"azure-east": mock.New(mock.AzureOpenAI, mock.Options{APIKey: "k-azure", Deployments: []string{"gpt41-prod"}}),
+		"ai":         mock.New(mock.AzureAI, mock.Options{APIKey: "k-ai"}),
+		"chain":      mock.New(mock.EternalAI, mock.Options{APIKey: "k-eternal"}),
+		"oai":        mock.New(mock.OpenAI, mock.Options{APIKey: clientKey}),
+		"emb":        mock.New(mock.OpenAI, mock.Options{APIKey: "k-emb"}),
+	}
+	config := `{
+	  "providers": [
+	    {"name": "azure-east", "dialect": "azure-openai", "host": "res.openai.azure.com", "api_key": "k-azure",
+	     "models": [{"name": "gpt-4.1", "deployment": "gpt41-prod"}, {"name": "gpt-35-*"}]},
+	    {"name": "ai", "dialect": "azure-ai", "host": "ep.eastus2.models.ai.azure.com", "api_key": "k-ai",
+	     "models": [{"name": "cohere-embed-english"}, {"name": "mistral-large"}]},
+	    {"name": "chain", "dialect": "eternalai", "host": "api.eternalai.org", "api_key": "k-eternal",
+	     "models": [{"name": "intellect-2", "model": "PrimeIntellect/INTELLECT-2", "chain_id": "8453"}]},
+	    {"name": "oai", "dialect": "openai", "host": "api.openai.com", "auth": "passthrough", "models": [{"name": "o*"}]},
+	    {"name": "emb", "dialect": "openai", "host": "emb.example.com", "api_key": "k-emb", "models": [{"name": "my-embed-large"}]}
+	  ],
+	  "path_prefix": "/llm"
+	}`
+	upstreams := map[string]string{}
+	for name, p := range mocks {
+		e := &Env{}
+		addr, err := e.serve("127.0.0.1:0", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		upstreams[name] = "http://" + addr
+	}
+	env := start(t, Options{Config: []byte(config), Upstreams: upstreams})
+	banner := env.Describe()
+	for _, m := range []string{ModelOpenAI, ModelAzureOpenAI, ModelAzureEmbed, ModelAzureAI, ModelAzureAIEmbed, ModelEternalAI, "e2e/demo", "mock"} {
+		if strings.Contains(banner, m) {
+			t.Errorf("the banner of a configuration of one's own mentions the demo's %s:\n%s", m, banner)
+		}
+	}
+	for _, secret := range []string{"k-azure", "k-ai", "k-eternal", "k-emb"} {
+		if strings.Contains(banner, secret) {
+			t.Errorf("the banner shows the key %s", secret)
+		}
+	}
+	if !strings.Contains(banner, "oai forwards the client's own key") || !strings.Contains(banner, "other models get 404 model_not_found") {
+		t.Errorf("banner:\n%s", banner)
+	}
+	listed := bannerModels(t, banner)
+	if fmt.Sprint(listed["azure-east"]) != "[gpt-4.1 gpt-35-*]" || fmt.Sprint(listed["ai"]) != "[cohere-embed-english mistral-large]" ||
+		fmt.Sprint(listed["oai"]) != "[o*]" {
+		t.Errorf("models %v", listed)
+	}
+
+	want := map[string]string{ // provider -> the start of its curl's path, after the prefix
+		"azure-east": "/llm/openai/deployments/gpt-4.1/chat/completions?api-version=",
+		"ai":         "/llm/chat/completions?api-version=",
+		"chain":      "/llm/v1/chat/completions",
+		"oai":        "/llm/v1/chat/completions",
+		"emb":        "/llm/v1/embeddings",
+	}
+	curls := env.Curls()
+	if len(curls) != len(want)+2 {
+		t.Fatalf("%d curls, want one per provider, the model list and model_not_found:\n%s", len(curls), banner)
+	}
+	for _, c := range curls {
+		if !strings.Contains(banner, c.String()) {
+			t.Errorf("curl not in the banner: %s", c)
+		}
+		var provider string
+		for name := range want {
+			if strings.HasSuffix(c.Note, " on "+name) || strings.Contains(c.Note, " on "+name+" ") {
+				provider = name
+			}
+		}
+		before := 0
+		if provider != "" {
+			if !strings.HasPrefix(c.URL, env.GatewayURL+want[provider]) {
+				t.Errorf("%s: %s, want %s...", provider, c.URL, want[provider])
+			}
+			before = len(mocks[provider].Received())
+		}
+		runCurl(t, c, map[string]string{KeyVariable: clientKey})
+		if provider != "" && len(mocks[provider].Received()) != before+1 {
+			t.Errorf("%s: the curl did not reach its provider", provider)
+		}
+	}
+	if rec := mocks["chain"].Received(); len(rec) != 1 || gjson.GetBytes(rec[0].Body, "chain_id").String() != "8453" {
+		t.Errorf("EternalAI got %v, want the model's chain_id", rec)
+	}
+	if c := curls[3]; !strings.Contains(c.String(), `"Authorization: Bearer $AIDIALECT_KEY"`) || !strings.Contains(c.Note, "matching o*") {
+		t.Errorf("passthrough curl: # %s\n%s", c.Note, c)
+	}
+}
+
+// With consumers every curl sends the consumer key; with default_provider there is no model_not_found curl.
+func TestConfigCurlsWithConsumers(t *testing.T) {
+	const key = "team-a-gateway-key"
+	sum := sha256.Sum256([]byte(key))
+	p := mock.New(mock.OpenAI, mock.Options{APIKey: "k-openai"})
+	e := &Env{}
+	addr, err := e.serve("127.0.0.1:0", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	config := `{"providers":[{"name":"openai","dialect":"openai","host":"api.openai.com","api_key":"k-openai","models":[{"name":"gpt-4.1-mini"}]}],
+	  "default_provider":"openai","consumers":[{"name":"team-a","key_sha256":"` + hex.EncodeToString(sum[:]) + `"}]}`
+	env := start(t, Options{Config: []byte(config), Upstreams: map[string]string{"openai": "http://" + addr}})
+	banner := env.Describe()
+	if !strings.Contains(banner, "consumers are configured") || !strings.Contains(banner, "other models go to openai (default_provider)") {
+		t.Errorf("banner:\n%s", banner)
+	}
+	curls := env.Curls()
+	if len(curls) != 2 {
+		t.Fatalf("%d curls:\n%s", len(curls), banner)
+	}
+	for _, c := range curls {
+		if !strings.Contains(c.String(), "$"+KeyVariable) {
+			t.Errorf("without the consumer key: %s", c)
+		}
+		runCurl(t, c, map[string]string{KeyVariable: key})
+	}
+}

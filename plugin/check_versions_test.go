@@ -1,0 +1,57 @@
+//go:build !wasip1
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// check-config warns about a provider whose pinned api_version lacks an operation of its dialect: every such
+// request for its models is refused locally, which the configuration being valid does not show.
+func TestCheckConfigWarnsAboutVersionsWithoutAnOperation(t *testing.T) {
+	provider := func(dialect, version string) string {
+		v := ""
+		if version != "" {
+			v = `"api_version":"` + version + `",`
+		}
+		return `{"providers":[{"name":"p","dialect":"` + dialect + `","host":"h",` + v + `"api_key":"k","models":[{"name":"*"}]}]}`
+	}
+	for _, tt := range []struct {
+		name, config, want string
+	}{
+		{"azure-ai pinned past 2024-04-01-preview", provider("azure-ai", "2024-05-01-preview"),
+			`provider "p": api_version "2024-05-01-preview" has no completions operation, so completions requests for its models are refused (404 unsupported_operation); api-version 2024-04-01-preview has it`},
+		{"azure-ai GA", provider("azure-ai", "2025-04-01"), "has no completions operation"},
+		{"azure-openai v1 surface", provider("azure-openai", "latest"), `api_version "latest" has no completions operation`},
+		{"azure-ai pinned to the version with completions", provider("azure-ai", "2024-04-01-preview"), ""},
+		{"azure-ai unpinned", provider("azure-ai", ""), ""},
+		{"azure-openai dated", provider("azure-openai", "2024-10-21"), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := t.TempDir() + "/c.json"
+			if err := os.WriteFile(path, []byte(tt.config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			status := checkConfig([]string{"check-config", path}, strings.NewReader(""), &out, &errOut, func(string) string { return "" })
+			if status != 0 || !strings.Contains(out.String(), "configuration valid") {
+				t.Fatalf("status %d: %s %s", status, out.String(), errOut.String())
+			}
+			if tt.want == "" {
+				if errOut.Len() > 0 {
+					t.Errorf("unexpected warning: %s", errOut.String())
+				}
+				return
+			}
+			if !strings.Contains(errOut.String(), "warning: ") || !strings.Contains(errOut.String(), tt.want) {
+				t.Errorf("warning %q lacks %q", errOut.String(), tt.want)
+			}
+			if strings.Count(errOut.String(), "warning:") != 1 {
+				t.Errorf("one warning expected: %s", errOut.String())
+			}
+		})
+	}
+}
