@@ -20,7 +20,7 @@ import (
 )
 
 // The harness drives the filter the way Envoy does and checks the host rules of
-// shared/reference/envoy-host.md sections 1-5 itself, because proxytest enforces none of them. Every case
+// docs/envoy-host.md sections 1-5 itself, because proxytest enforces none of them. Every case
 // runs twice: natively, and in the compiled dist/aidialect.wasm under wazero.
 
 var wasmModule []byte

@@ -26,7 +26,7 @@ func removeRequestHeader(name string) {
 }
 
 // clearRouteCache asks Envoy (>= 1.33) to pick the route again after our header edits. Older hosts lack the
-// foreign function; ABI 0.2.0 hosts clear the cache on every header edit anyway (envoy-host.md section 2).
+// foreign function; ABI 0.2.0 hosts clear the cache on every header edit anyway (docs/envoy-host.md section 2).
 func clearRouteCache() {
 	_, _ = proxywasm.CallForeignFunction("clear_route_cache", nil)
 }

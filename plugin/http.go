@@ -257,7 +257,7 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 }
 
 // applyRequestHeaders makes every request-header edit at once; callers do this only while the headers are
-// still held (envoy-host.md section 1).
+// still held (docs/envoy-host.md section 1).
 func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLength int) {
 	p := h.route.provider
 	hs := &h.reqHeaders
@@ -439,7 +439,7 @@ func (h *httpContext) bodylessAnswer(contentType string) types.Action {
 }
 
 // OnHttpResponseBody translates the answer: JSON and errors once complete, streams chunk by chunk without
-// ever pausing (envoy-host.md section 4).
+// ever pausing (docs/envoy-host.md section 4).
 func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action types.Action) {
 	defer h.recoverPanic(&action)
 	h.injectFault("OnHttpResponseBody")
@@ -608,7 +608,7 @@ func (h *httpContext) OnHttpStreamDone() {
 	h.plugin.pool.maybeCollect()
 }
 
-// reply answers the client locally in its dialect and stops the exchange (envoy-host.md section 5: return
+// reply answers the client locally in its dialect and stops the exchange (docs/envoy-host.md section 5: return
 // ActionPause; the reply comes back through the response callbacks and is left alone there).
 func (h *httpContext) reply(client translate.Dialect, e *translate.Error) types.Action {
 	if client == translate.DialectUnknown {

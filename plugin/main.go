@@ -4,7 +4,7 @@
 //
 // It is glue: the dialect knowledge lives in package translate. This package reads the configuration,
 // authenticates consumers, routes models to providers and drives Envoy's request/response callbacks under the
-// host rules of shared/reference/envoy-host.md.
+// host rules of docs/envoy-host.md.
 package main
 
 import (

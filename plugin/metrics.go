@@ -43,7 +43,7 @@ const noProvider = "none"
 
 type metrics struct {
 	// requests[dialect][provider index, or len(providers) for none][status class]
-	requests         [translate.EternalAI + 1][][len(statusClasses)]proxywasm.MetricCounter
+	requests         [translate.DialectLimit][][len(statusClasses)]proxywasm.MetricCounter
 	promptTokens     []proxywasm.MetricCounter // by modelRoute.metricID
 	completionTokens []proxywasm.MetricCounter
 	errors           map[string]proxywasm.MetricCounter

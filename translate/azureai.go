@@ -2,7 +2,7 @@ package translate
 
 // Azure AI Model Inference: routes at the endpoint root (serverless) or under /models (AI services), api-key
 // and Bearer, ?api-version=, and a strict parameter list: anything else is an "extra parameter" that the
-// extra-parameters header decides on (reference/dialects.md section 3).
+// extra-parameters header decides on (docs/dialects.md section 3).
 var azureAISpec = dialectSpec{
 	name:                        "azure-ai",
 	operations:                  ops(OpChatCompletions, OpCompletions, OpEmbeddings),

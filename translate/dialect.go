@@ -18,6 +18,9 @@ const (
 	AzureOpenAI
 	AzureAI
 	EternalAI
+	// DialectLimit is one past the last dialect: tables indexed by Dialect have this length. A new dialect is
+	// added before it.
+	DialectLimit
 )
 
 // Dialects lists every known dialect in a stable order (tests and tables iterate it).
@@ -219,7 +222,7 @@ type fieldInfo struct {
 	kind  fieldKind
 	owner Dialect // the one dialect that understands the field (its ownFields), or unknown
 	// knownOps[d] has bit op set when dialect d lists the field among its known parameters for op.
-	knownOps [EternalAI + 1]uint8
+	knownOps [DialectLimit]uint8
 }
 
 var fieldTable = map[string]fieldInfo{}

@@ -368,7 +368,7 @@ func (c *call) usage(prompt, completion int) obj {
 		{"completion_tokens_details", obj{{"reasoning_tokens", 0}, {"audio_tokens", 0}, {"accepted_prediction_tokens", 0}, {"rejected_prediction_tokens", 0}}}}
 }
 
-// Azure OpenAI content-filter annotations (dialects.md section 2).
+// Azure OpenAI content-filter annotations (docs/dialects.md section 2).
 var (
 	safe     = obj{{"filtered", false}, {"severity", "safe"}}
 	detected = obj{{"filtered", false}, {"detected", false}}

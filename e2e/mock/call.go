@@ -131,14 +131,14 @@ func (c *call) routeRest(rest string) bool {
 		}
 		c.op = opPaths[rest]
 		if c.op == opEmbeddings && c.dialect() == EternalAI {
-			return false // EternalAI has no embeddings endpoint (dialects.md section 4)
+			return false // EternalAI has no embeddings endpoint (docs/dialects.md section 4)
 		}
 		return post && c.op != opNone
 	case AzureOpenAI:
 		if v1rest, ok := strings.CutPrefix(rest, "/v1"); ok {
 			c.v1 = true
 			c.op = opPaths[v1rest]
-			// legacy /completions is not among the v1 routes (dialects.md section 2)
+			// legacy /completions is not among the v1 routes (docs/dialects.md section 2)
 			return post && (c.op == opChat || c.op == opEmbeddings)
 		}
 		dep, ok := strings.CutPrefix(rest, "/deployments/")
@@ -166,7 +166,7 @@ func (c *call) routeRest(rest string) bool {
 	return false
 }
 
-// Azure OpenAI api-version values (dialects.md section 2: GA folders, then preview folders).
+// Azure OpenAI api-version values (docs/dialects.md section 2: GA folders, then preview folders).
 var azureOpenAIVersions = []string{
 	"2022-12-01", "2023-05-15", "2024-02-01", "2024-06-01", "2024-10-21",
 	"2022-03-01-preview", "2022-06-01-preview", "2023-03-15-preview", "2023-06-01-preview",
@@ -177,7 +177,7 @@ var azureOpenAIVersions = []string{
 	"2025-02-01-preview", "2025-03-01-preview", "2025-04-01-preview",
 }
 
-// Azure AI Model Inference api-version values (dialects.md section 3).
+// Azure AI Model Inference api-version values (docs/dialects.md section 3).
 var azureAIVersions = []string{
 	"2024-04-01-preview", "2024-05-01-preview", "2025-04-01", "2025-05-01",
 	"2025-02-01-preview", "2025-05-01-preview", "2025-05-15-preview",
@@ -194,7 +194,7 @@ func (c *call) checkQuery() bool {
 	}
 	versions := q["api-version"]
 	if len(versions) > 1 {
-		// Exactly one api-version, ever (DESIGN.md); no service documents what a duplicate does: mock 400.
+		// Exactly one api-version, ever (docs/contract.md section 5.1); no service documents what a duplicate does: mock 400.
 		switch c.dialect() {
 		case AzureOpenAI:
 			c.azureErr(http.StatusBadRequest, "BadRequest", "mock: api-version is given more than once")
@@ -211,7 +211,7 @@ func (c *call) checkQuery() bool {
 	switch c.dialect() {
 	case OpenAI, EternalAI:
 		// A real OpenAI ignores unknown query parameters; the filter must never send api-version to these
-		// dialects (DESIGN.md "never to openai/eternalai"), so the mock is stricter than the service here.
+		// dialects (docs/contract.md section 5.1), so the mock is stricter than the service here.
 		if len(versions) > 0 {
 			c.invalid("api-version", "", "mock: api-version is not a query parameter of this API (the filter must not send one)")
 			return false
@@ -235,7 +235,7 @@ func (c *call) checkQuery() bool {
 		}
 	case AzureAI:
 		if v == "" {
-			// Not documented (dialects.md section 3); api-version is a required parameter: mock 400.
+			// Not documented (docs/dialects.md section 3); api-version is a required parameter: mock 400.
 			c.aiErr(http.StatusBadRequest, "BadRequest", "Missing required query parameter: api-version")
 			return false
 		}
@@ -304,7 +304,7 @@ func (c *call) checkAuth() bool {
 	case OpenAI, EternalAI:
 		if apiKey.present {
 			// The real services ignore an api-key header, but it can only be a client credential the filter
-			// failed to remove (DESIGN.md "client credential headers removed"): the mock refuses it.
+			// failed to remove (docs/contract.md section 5.2): the mock refuses it.
 			c.invalid("", "", "mock: an api-key header must not reach this provider (the filter must remove client credentials)")
 			return false
 		}
@@ -314,7 +314,7 @@ func (c *call) checkAuth() bool {
 		}
 	case AzureOpenAI:
 		if apiKey.present && bearer.present {
-			// openai-go refuses to combine them (dialects.md section 2); the mock refuses the combination.
+			// openai-go refuses to combine them (docs/dialects.md section 2); the mock refuses the combination.
 			c.azureErr(http.StatusBadRequest, "BadRequest", "mock: both api-key and Authorization headers were sent; send exactly one credential")
 			return false
 		}
@@ -323,7 +323,7 @@ func (c *call) checkAuth() bool {
 		case c.p.opts.Bearer:
 			ok = c.matches(bearer)
 		case c.v1:
-			// the v1 surface also takes the key in Authorization (dialects.md section 2)
+			// the v1 surface also takes the key in Authorization (docs/dialects.md section 2)
 			ok = c.matches(apiKey) || c.matches(bearer)
 		default:
 			ok = c.matches(apiKey)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// Error shapes (dialects.md):
+// Error shapes (docs/dialects.md):
 //   openai, eternalai      {"error":{"message","type","param","code"}}  (EternalAI's are unknown: OpenAI's)
 //   azure-openai           {"error":{"code":"<string>","message"}} for gateway errors (route, version, key,
 //                          deployment, rate limit); the OpenAI envelope for body validation

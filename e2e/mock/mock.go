@@ -3,7 +3,7 @@
 // exactly when the real service would (and, where noted, is stricter: a few things a real service would
 // ignore are refused because the filter must never send them), rejects everything else with that service's
 // error status and body shape, and answers with realistic JSON bodies and SSE streams whose text echoes the
-// request. Facts come from shared/reference/dialects.md; every choice not found there is marked "mock".
+// request. Facts come from docs/dialects.md; every choice not found there is marked "mock".
 //
 // A request header x-mock-fail injects failures (the filter forwards it untouched): 401, 404, 422, 429,
 // 502-html, cut-stream, no-done, huge-event, gzip. See Provider.ServeHTTP.

@@ -102,7 +102,7 @@ func (c *call) chatChunks(w want, r reply) []obj {
 	d := c.dialect()
 	object := "chat.completion.chunk"
 	if d == AzureAI {
-		object = "chat.completion" // the spec's streaming enum (dialects.md section 3); clients see it normalised
+		object = "chat.completion" // the spec's streaming enum (docs/dialects.md section 3); clients see it normalised
 	}
 	h := chunkHead{id: c.responseID(), created: time.Now().Unix(), model: w.model, object: object}
 	usage := c.usage(w.promptTokens, r.completionTokens(w))
@@ -132,7 +132,7 @@ func (c *call) chatChunks(w want, r reply) []obj {
 
 	switch {
 	case w.tool != "" && d == AzureAI:
-		// Azure AI's streaming tool-call delta has id and function but no index (dialects.md section 3).
+		// Azure AI's streaming tool-call delta has id and function but no index (docs/dialects.md section 3).
 		tc := []obj{{{"id", r.callID}, {"type", "function"}, {"function", obj{{"name", w.tool}, {"arguments", r.args}}}}}
 		events = append(events, c.chunk(h, w, c.perChoice(w, obj{{"tool_calls", tc}}, nil)))
 	case w.tool != "":

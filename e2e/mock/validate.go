@@ -34,10 +34,10 @@ func (c *call) parseBody() bool {
 	return true
 }
 
-// OpenAI's embeddings request has additionalProperties: false (dialects.md section 1).
+// OpenAI's embeddings request has additionalProperties: false (docs/dialects.md section 1).
 var openAIEmbeddingFields = []string{"model", "input", "encoding_format", "dimensions", "user"}
 
-// azureAIKnown returns Azure AI's known parameters for an operation and api-version (dialects.md section 3,
+// azureAIKnown returns Azure AI's known parameters for an operation and api-version (docs/dialects.md section 3,
 // "Known parameters"); anything else is an extra parameter.
 func azureAIKnown(op operation, apiVersion string) []string {
 	switch op {
@@ -213,7 +213,7 @@ func (c *call) checkOperationFields() bool {
 				ok = ok && kindOf(e) == "string"
 			}
 			if !ok {
-				// the spec's input is an array of strings (dialects.md section 3)
+				// the spec's input is an array of strings (docs/dialects.md section 3)
 				return c.badValue("input", json.RawMessage(o.m["input"]), "")
 			}
 		}
@@ -243,7 +243,7 @@ func (c *call) checkOperationFields() bool {
 			ok = ok && kindOf(e) == "string"
 		}
 		if !ok {
-			// stop is an array of strings only (minItems 1) in Azure AI (dialects.md section 3)
+			// stop is an array of strings only (minItems 1) in Azure AI (docs/dialects.md section 3)
 			return c.badValue("stop", json.RawMessage(o.m["stop"]), "")
 		}
 	}
@@ -253,7 +253,7 @@ func (c *call) checkOperationFields() bool {
 // missing reports a required field that is absent.
 func (c *call) missing(field string) bool {
 	if c.dialect() == AzureAI {
-		// Not documented; Azure AI validates bodies FastAPI-style with 422 (dialects.md section 3): mock code.
+		// Not documented; Azure AI validates bodies FastAPI-style with 422 (docs/dialects.md section 3): mock code.
 		c.aiUnprocessable("missing", []string{"body", field}, nil)
 		return false
 	}

@@ -1,5 +1,5 @@
 // Package hostemu runs the filter the way Envoy hosts it, over the SDK's proxytest emulator, and enforces the
-// host rules proxytest does not (shared/reference/envoy-host.md sections 1-5): a header edit after the
+// host rules proxytest does not (docs/envoy-host.md sections 1-5): a header edit after the
 // headers went on, a pause that would hang, a wrong content-length, a paused stream, a local reply that does
 // not stop the exchange or comes back translated. A broken rule is a *RuleError.
 //
@@ -372,7 +372,7 @@ func (x *Exchange) CheckTickReply() error {
 }
 
 // localReply records a local reply if the last callback sent one, checking it stopped the exchange and that
-// it passes back through the response callbacks untouched (envoy-host.md section 5). Called with mu held.
+// it passes back through the response callbacks untouched (docs/envoy-host.md section 5). Called with mu held.
 func (x *Exchange) localReply(action types.Action, where string) (bool, error) {
 	reply := x.h.emu.GetSentLocalResponse(x.id)
 	if reply == nil {
@@ -583,7 +583,7 @@ func (x *Exchange) bodyCallback(chunk []byte, last bool, w ClientWriter) error {
 var errLocalReplied = errors.New("the filter replaced the response with a local reply")
 
 // responseLocalReply handles a local reply sent from a response callback: allowed only while the response
-// headers are still held, and the callback must return Pause (envoy-host.md section 5). The client gets
+// headers are still held, and the callback must return Pause (docs/envoy-host.md section 5). The client gets
 // the reply instead of the upstream's answer. Called with mu held.
 func (x *Exchange) responseLocalReply(action types.Action, where string, o *released) (bool, error) {
 	reply := x.h.emu.GetSentLocalResponse(x.id)
