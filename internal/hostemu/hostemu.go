@@ -68,6 +68,16 @@ type Host struct {
 	WithholdBodies bool
 }
 
+// TickPeriod is the tick period the plugin set (0: none), in milliseconds.
+func (h *Host) TickPeriod() uint32 {
+	var period uint32
+	_ = h.do(func() error {
+		period = h.emu.GetTickPeriod()
+		return nil
+	})
+	return period
+}
+
 // Tick runs the plugin's OnTick, as Envoy does every tick period the plugin set.
 func (h *Host) Tick() error {
 	return h.do(func() error {
