@@ -8,8 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/aidialect/aidialect/translate"
 )
 
 // runCommand gives the native build of the filter one job: checking a configuration the way the filter will
@@ -50,27 +48,11 @@ func checkConfig(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}
-	for _, w := range apiVersionWarnings(cfg) {
-		fmt.Fprintf(stderr, "%s: warning: %s\n", name, w)
-	}
+	warnAPIVersions(cfg, func(format string, args ...any) {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", name, fmt.Sprintf(format, args...))
+	})
 	fmt.Fprintf(stdout, "configuration valid: %d providers, routing header %q\n", len(cfg.providers), cfg.routingHeader)
 	return 0
-}
-
-// apiVersionWarnings names the operations a provider's dialect has but its pinned api_version lacks (Azure AI
-// completions outside 2024-04-01-preview, Azure OpenAI completions on the v1 surface): the filter refuses
-// them locally for every model of that provider, which a valid configuration does not otherwise show.
-func apiVersionWarnings(c *config) []string {
-	var out []string
-	for _, p := range c.providers {
-		for _, op := range []translate.Operation{translate.OpChatCompletions, translate.OpCompletions, translate.OpEmbeddings} {
-			if p.apiVersion != "" && p.dialect.Supports(op) && !translate.ProviderHasOperation(p.dialect, op, p.apiVersion) {
-				out = append(out, fmt.Sprintf("provider %q: api_version %q has no %s operation, so %s requests for its models are refused (404 unsupported_operation); api-version %s has it",
-					p.name, p.apiVersion, op, op, p.dialect.DefaultAPIVersionFor(op)))
-			}
-		}
-	}
-	return out
 }
 
 // describeJSONError places a syntax error for a person editing the file: the scanner's message (it ends

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -188,6 +189,24 @@ func (e *configError) Error() string {
 	return "configuration " + e.field + ": " + e.problem
 }
 
+// withProviderName names the provider in an error the decoder found inside providers[i], when its name was
+// read before the mistake.
+func withProviderName(err error, providers []rawProvider) error {
+	ce, ok := err.(*configError)
+	if !ok || !strings.HasPrefix(ce.field, "providers[") {
+		return err
+	}
+	end := strings.IndexByte(ce.field, ']')
+	if end < 0 {
+		return err
+	}
+	i, _ := strconv.Atoi(ce.field[len("providers["):end])
+	if i < len(providers) && providers[i].Name != "" {
+		return ofProvider(err, providers[i].Name)
+	}
+	return err
+}
+
 // ofProvider names the provider in a models entry's error. (A type assertion, not errors.As: the errors
 // here are never wrapped, and errors.As would add some 50 KB of reflection to the module.)
 func ofProvider(err error, name string) error {
@@ -226,7 +245,7 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 	}
 	raw, err := decodeRawConfig(gjson.ParseBytes(data))
 	if err != nil {
-		return nil, err
+		return nil, withProviderName(err, raw.Providers)
 	}
 	c := &config{
 		byName:          map[string]*provider{},
@@ -538,3 +557,18 @@ func (g glob) match(s string) bool {
 
 // getenv is os.Getenv, a variable so tests can supply an environment (proxytest's wasm mode sets none).
 var getenv = os.Getenv
+
+// warnAPIVersions reports each operation a provider's dialect has but its pinned api_version lacks (Azure AI
+// completions outside 2024-04-01-preview, Azure OpenAI completions on v1): the filter refuses those requests
+// locally, which is right, but an operator should hear of it before a client does. check-config prints the
+// warnings; the plugin logs them when it starts.
+func warnAPIVersions(c *config, warn func(format string, args ...any)) {
+	for _, p := range c.providers {
+		for _, op := range []translate.Operation{translate.OpChatCompletions, translate.OpCompletions, translate.OpEmbeddings} {
+			if p.apiVersion != "" && p.dialect.Supports(op) && !translate.ProviderHasOperation(p.dialect, op, p.apiVersion) {
+				warn("provider %q: api_version %q has no %s operation, so %s requests for its models are refused (404 unsupported_operation); api-version %s has it",
+					p.name, p.apiVersion, op, op, p.dialect.DefaultAPIVersionFor(op))
+			}
+		}
+	}
+}

@@ -437,6 +437,19 @@ func badInputs() []badInput {
 		refused("extra-parameters sent twice", withHeader(azureAI.request(azureAI.body("")),
 			[2]string{"extra-parameters", "drop"}, [2]string{"extra-parameters", "pass-through"}),
 			translate.AzureAI, 400, "invalid_parameter", "extra-parameters"),
+		refused("content-length sent twice", withHeader(chat(`{"model":"gpt-4.1",`+userMessages+`}`),
+			[2]string{"content-length", "63"}, [2]string{"content-length", "12"}), translate.OpenAI, 400, "invalid_parameter", "content-length"),
+		badInput{name: "the routing header sent twice on an unknown path is removed, every copy",
+			ex: func() exchange {
+				ex := withHeader(chat(""), [2]string{"x-aidialect-provider", "openai"}, [2]string{"x-aidialect-provider", "openai"})
+				ex.path, ex.method, ex.body = "/v1/files", "GET", nil
+				return ex
+			}(),
+			passes: func(t *testing.T, o *outcome) {
+				if _, has := o.upstreamHead["x-aidialect-provider"]; has {
+					t.Errorf("a client-sent routing header survived: %q", o.upstreamHead)
+				}
+			}},
 		refused("content-encoding sent twice", withHeader(chat(`{"model":"gpt-4.1",`+userMessages+`}`),
 			[2]string{"content-encoding", "identity"}, [2]string{"content-encoding", "gzip"}),
 			translate.OpenAI, 400, "invalid_parameter", "content-encoding"),

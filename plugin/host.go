@@ -4,7 +4,6 @@ import (
 	"runtime"
 
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
-	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
 
 	"github.com/aidialect/aidialect/translate"
 )
@@ -17,12 +16,6 @@ func requestHeader(name string) string {
 		return ""
 	}
 	return v
-}
-
-func removeRequestHeader(name string) {
-	if err := proxywasm.RemoveHttpRequestHeader(name); err != nil && err != types.ErrorStatusNotFound {
-		proxywasm.LogErrorf("aidialect: removing request header %s failed: %v", name, err)
-	}
 }
 
 // clearRouteCache asks Envoy (>= 1.33) to pick the route again after our header edits. Older hosts lack the

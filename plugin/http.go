@@ -81,8 +81,10 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 			return h.reply(translate.OpenAI, translate.NewError(translate.ErrUnknownPath, "",
 				"no LLM API lives at this path: use /v1/chat/completions, /v1/completions or /v1/embeddings"))
 		}
-		// Not ours: leave it alone, but never let a client pick a provider route by sending our header.
-		removeRequestHeader(h.cfg.routingHeader)
+		// Not ours: leave it alone, but never let a client pick a provider route by sending our header, however
+		// many times it sent it (the whole map is written back: one remove call takes one copy on some hosts).
+		h.reqHeaders.del(h.cfg.routingHeader)
+		h.reqHeaders.writeRequest()
 		h.headersSent = true
 		return types.ActionContinue
 	}

@@ -57,6 +57,7 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 	}
 	p.cfg = cfg
 	p.metrics = defineMetrics(cfg)
+	warnAPIVersions(cfg, func(format string, args ...any) { proxywasm.LogWarnf("aidialect: "+format, args...) })
 	if cfg.bodyWaitSeconds > 0 {
 		if err := proxywasm.SetTickPeriodMilliSeconds(bodyWatchTick); err != nil {
 			proxywasm.LogWarnf("aidialect: the host refused a tick period (%v): requests whose body never arrives will hang", err)

@@ -109,3 +109,23 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// TestStartWarnsAboutVersionsWithoutAnOperation: the plugin logs, when it starts, what check-config warns
+// about: a pinned api_version without an operation whose requests it will refuse.
+func TestStartWarnsAboutVersionsWithoutAnOperation(t *testing.T) {
+	cfg := `{"providers":[{"name":"llama","dialect":"azure-ai","host":"h","api_version":"2024-05-01-preview","api_key":"k","models":[{"name":"*"}]}]}`
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			stop := hostLogs()
+			host, err := hostemu.New(md.vm(t), []byte(cfg))
+			logs := stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			host.Close()
+			if !containsLine(logs["warn"], `provider "llama": api_version "2024-05-01-preview" has no completions operation`) {
+				t.Errorf("no start warning: %q", logs["warn"])
+			}
+		})
+	}
+}

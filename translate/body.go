@@ -137,7 +137,7 @@ func (b *RequestBody) Parse(src []byte) *Error {
 func (b *RequestBody) foldsToReadField(i int) (string, bool) {
 	m := b.members[i]
 	key := m.rawKey(b.src)
-	if len(key) > 2*longestReadField {
+	if len(key) > 6*longestReadField { // every character of a field name written as a \uXXXX escape
 		return "", false
 	}
 	plain := true
@@ -244,16 +244,20 @@ func (b *RequestBody) readField(kind fieldKind, raw []byte) *Error {
 		// the provider read different values, as with top-level duplicates.
 		var usage gjson.Result
 		seen := 0
+		folded := false
 		gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
-			if k.String() == "include_usage" {
+			switch name := k.String(); {
+			case name == "include_usage":
 				usage = v
 				seen++
+			case len(name) <= 6*len("include_usage") && strings.EqualFold(name, "include_usage"):
+				folded = true // "Include_Usage": a case-insensitive upstream reads it as include_usage
 			}
 			return true
 		})
-		if seen > 1 {
+		if seen > 1 || folded {
 			return NewError(ErrInvalidJSON, "stream_options.include_usage",
-				"stream_options has include_usage more than once: send each field once")
+				"stream_options has include_usage more than once (or in another letter case): send it once, in lower case")
 		}
 		switch usage.Type {
 		case gjson.True:

@@ -160,7 +160,10 @@ func TestKeysFoldingToReadFields(t *testing.T) {
 		{`{"model":"m","ſtream":true}`, "stream"},
 		{`{"model":"m","Stream_Options":{"include_usage":false}}`, "stream_options"},
 		{`{"model":"m","Chain_ID":"1"}`, "chain_id"},
+		{`{"model":"m","\u0043\u0048\u0041\u0049\u004e\u005f\u0049\u0044":"999"}`, "chain_id"},
+		{`{"model":"m","\u004d\u0061\u0078\u005f\u0043\u006f\u006d\u0070\u006c\u0065\u0074\u0069\u006f\u006e\u005f\u0054\u006f\u006b\u0065\u006e\u0073":1}`, "max_completion_tokens"},
 		{`{"model":"m","Temperature":1,"temperature":1}`, ""},
+		{`{"model":"m","stream_options":{"Include_Usage":false}}`, "include_usage"},
 		{`{"model":"m","Models":"x"}`, ""},
 		{`{"model":"m","naïve":1}`, ""},
 	} {
@@ -171,7 +174,7 @@ func TestKeysFoldingToReadFields(t *testing.T) {
 			t.Errorf("%s: refused: %v", tt.body, err)
 		case tt.refuse != "" && err == nil:
 			t.Errorf("%s: accepted", tt.body)
-		case tt.refuse != "" && !strings.Contains(err.Message, `reads as "`+tt.refuse+`"`):
+		case tt.refuse != "" && !strings.Contains(err.Message, `reads as "`+tt.refuse+`"`) && !strings.Contains(err.Message, "another letter case"):
 			t.Errorf("%s: %v", tt.body, err)
 		}
 	}
