@@ -171,12 +171,8 @@ func (h *httpContext) chooseRoute(model string) (translate.UpstreamHead, *transl
 func (h *httpContext) OnHttpRequestBody(bodySize int, endOfStream bool) (action types.Action) {
 	defer h.recoverPanic(&action)
 	h.injectFault("OnHttpRequestBody")
-	h.plugin.watch.remove(h)
-	if h.mode == responseLocal {
-		return types.ActionPause
-	}
-	if !h.req.Known() || h.req.Op == translate.OpListModels || h.requestDone {
-		return types.ActionContinue
+	if done, action := h.requestSettled(); done {
+		return action
 	}
 	if bodySize > h.cfg.maxRequestBytes {
 		return h.reply(h.req.Dialect, bodyTooLarge(h.cfg.maxRequestBytes))
@@ -193,14 +189,24 @@ func (h *httpContext) OnHttpRequestBody(bodySize int, endOfStream bool) (action 
 func (h *httpContext) OnHttpRequestTrailers(int) (action types.Action) {
 	defer h.recoverPanic(&action)
 	h.injectFault("OnHttpRequestTrailers")
-	h.plugin.watch.remove(h)
-	if h.mode == responseLocal {
-		return types.ActionPause
-	}
-	if !h.req.Known() || h.req.Op == translate.OpListModels || h.requestDone {
-		return types.ActionContinue
+	if done, action := h.requestSettled(); done {
+		return action
 	}
 	return h.finishRequest(wholeBuffer)
+}
+
+// requestSettled is the start of every request callback after the headers: the body is arriving, so the
+// watch can forget the request; and a request already answered locally, not ours, or already finished needs
+// nothing more (done, with the action to return).
+func (h *httpContext) requestSettled() (done bool, action types.Action) {
+	h.plugin.watch.remove(h)
+	switch {
+	case h.mode == responseLocal:
+		return true, types.ActionPause
+	case !h.req.Known() || h.req.Op == translate.OpListModels || h.requestDone:
+		return true, types.ActionContinue
+	}
+	return false, 0
 }
 
 // finishRequest checks the whole buffered body, routes on it when the request line did not, renders it for
