@@ -221,6 +221,13 @@ func TestAdversarialShapesStayLinear(t *testing.T) {
 			normal := costPerOp(t, s.op(), s.normal, 0)
 			hostile := costPerOp(t, s.op(), s.hostile, 10*time.Duration(bound)*normal)
 			ratio := float64(hostile) / float64(normal)
+			if ratio > bound {
+				// Measured again before failing: a machine busy for one whole measurement must not fail the
+				// test; a quadratic pass fails both.
+				normal = costPerOp(t, s.op(), s.normal, 0)
+				hostile = costPerOp(t, s.op(), s.hostile, 10*time.Duration(bound)*normal)
+				ratio = min(ratio, float64(hostile)/float64(normal))
+			}
 			t.Logf("hostile %v, normal %v per op: %.2fx", hostile, normal, ratio)
 			if ratio > bound {
 				t.Errorf("the hostile shape costs %.1fx its normal twin (bound %gx): %v against %v per op",
