@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -310,7 +309,8 @@ func worstCaseStream() *request {
 }
 
 // overlapping plays n copies of r with their lifetimes overlapping: every request is sent, then every answer
-// relayed, then every exchange ended (proxy_on_log, proxy_on_delete), so n exchanges hold their state at once.
+// relayed, then every exchange ended (Finish: proxy_on_log, proxy_on_delete), so n exchanges hold their state
+// at once.
 func (s *session) overlapping(n int, r *request) error {
 	xs := make([]*hostemu.Exchange, n)
 	for i := range xs {
@@ -333,11 +333,6 @@ func (s *session) overlapping(n int, r *request) error {
 	}
 	for _, x := range xs {
 		x.Finish()
-		s.g.stack[0] = reflect.ValueOf(x).Elem().FieldByIndex(exchangeID).Uint()
-		if err := s.g.onDelete.CallWithStack(context.Background(), s.g.stack[:]); err != nil {
-			return fmt.Errorf("proxy_on_delete: %w", err)
-		}
 	}
-	s.streams.Clear()
-	return nil
+	return s.host.Dead()
 }

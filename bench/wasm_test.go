@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"unsafe"
 
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
 	"github.com/tetratelabs/wazero/api"
@@ -85,11 +82,9 @@ func buildModules(dir string) error {
 
 // guest is one compiled module running in its own wazero runtime, as proxytest.NewWasmVMContext makes it.
 type guest struct {
-	name     string
-	vm       proxytest.WasmVMContext
-	mod      api.Module   // the guest's module instance: its linear memory, its exports
-	onDelete api.Function // proxy_on_delete, which proxytest never calls (Envoy does, after proxy_on_log)
-	stack    [1]uint64
+	name string
+	vm   proxytest.WasmVMContext
+	mod  api.Module // the guest's module instance: its linear memory, its exports
 }
 
 func loadGuest(name string, wasm []byte) (*guest, error) {
@@ -97,17 +92,12 @@ func loadGuest(name string, wasm []byte) (*guest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", name, err)
 	}
-	mod, err := guestModule(vm)
+	mod, err := hostemu.GuestModule(vm)
 	if err != nil {
 		vm.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	g := &guest{name: name, vm: vm, mod: mod, onDelete: mod.ExportedFunction("proxy_on_delete")}
-	if g.onDelete == nil {
-		vm.Close()
-		return nil, fmt.Errorf("%s exports no proxy_on_delete", name)
-	}
-	return g, nil
+	return &guest{name: name, vm: vm, mod: mod}, nil
 }
 
 func (g *guest) close() { g.vm.Close() }
@@ -144,99 +134,27 @@ func moduleBytes(name string) []byte {
 // memoryBytes is the guest's linear memory size; it only grows.
 func (g *guest) memoryBytes() uint32 { return g.mod.Memory().Size() }
 
-// guestModule reaches the wazero module instance proxytest keeps private. NewWasmVMContext returns a
-// *proxytest.vmContext whose unexported field runtime is a wazero.Runtime. Runtime.Module(name) cannot find
-// the guest: Go's linker writes no module name, and wazero registers only named modules by name. But every
-// instantiated module, named or not, is on the store's list (wazero.runtime.store.moduleList, newest first):
-// the guest is the one exporting proxy_on_memory_allocate. Pinned to the SDK and wazero versions in go.mod;
-// a layout change fails here with the missing field's name.
-func guestModule(vm proxytest.WasmVMContext) (api.Module, error) {
-	runtime, err := unexported(reflect.ValueOf(vm), "runtime")
-	if err != nil {
-		return nil, err
-	}
-	store, err := unexported(runtime, "store")
-	if err != nil {
-		return nil, err
-	}
-	m, err := unexported(store, "moduleList")
-	if err != nil {
-		return nil, err
-	}
-	for !m.IsNil() {
-		if mod, ok := m.Interface().(api.Module); ok && mod.ExportedFunction("proxy_on_memory_allocate") != nil {
-			return mod, nil
-		}
-		if m, err = unexported(m, "next"); err != nil {
-			return nil, err
-		}
-	}
-	return nil, errors.New("no module exporting proxy_on_memory_allocate in the wazero store")
-}
-
-// unexported returns a usable view of an unexported struct field of v (a struct, or a pointer or interface
-// holding one). reflect refuses Interface and Set on values read through unexported fields; a view made with
-// reflect.NewAt over the field's address does not. The tests only read such values, or clear a map the
-// emulator no longer uses.
-func unexported(v reflect.Value, name string) (reflect.Value, error) {
-	for v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return reflect.Value{}, fmt.Errorf("nil %s while looking for field %s", v.Type(), name)
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return reflect.Value{}, fmt.Errorf("%s is not a struct (looking for field %s)", v.Type(), name)
-	}
-	f := v.FieldByName(name)
-	if !f.IsValid() {
-		return reflect.Value{}, fmt.Errorf("%s has no field %s: the SDK or wazero changed, see bench/wasm_test.go", v.Type(), name)
-	}
-	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem(), nil
-}
-
 // session is one hostemu.Host on a guest: the plugin started once, then any number of exchanges.
 type session struct {
-	g       *guest
-	host    *hostemu.Host
-	streams reflect.Value // the emulator's map of per-stream state, which it never empties
-	reader  chunkReader
-	client  client
+	g      *guest
+	host   *hostemu.Host
+	reader chunkReader
+	client client
 }
-
-var exchangeID = func() []int {
-	f, ok := reflect.TypeOf(hostemu.Exchange{}).FieldByName("id")
-	if !ok {
-		panic("hostemu.Exchange has no id field")
-	}
-	return f.Index
-}()
 
 func (g *guest) start(config string) (*session, error) {
 	host, err := hostemu.New(g.vm, []byte(config))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", g.name, err)
 	}
-	emu, err := unexported(reflect.ValueOf(host), "emu")
-	if err == nil {
-		var http reflect.Value
-		if http, err = unexported(emu, "httpHostEmulator"); err == nil {
-			var streams reflect.Value
-			if streams, err = unexported(http, "httpStreams"); err == nil {
-				return &session{g: g, host: host, streams: streams}, nil
-			}
-		}
-	}
-	host.Close()
-	return nil, err
+	return &session{g: g, host: host}, nil
 }
 
 func (s *session) close() { s.host.Close() }
 
 // exchange plays one request through the filter, and the upstream's answer back, then ends the stream the
-// way Envoy does: proxy_on_log (Finish), then proxy_on_delete, and the host forgets the stream's state.
-// proxytest does neither of the last two; without them the guest's context map and the emulator's stream map
-// would grow by one entry per request and be charged to the filter.
+// way Envoy does: Finish runs proxy_on_log, then proxy_on_delete, and the host forgets the stream's state
+// (hostemu does what proxytest does not; TestScenarios checks the stream map is left empty).
 func (s *session) exchange(r *request) (*hostemu.Exchange, error) {
 	s.client.reset()
 	x := s.host.Begin()
@@ -246,12 +164,7 @@ func (s *session) exchange(r *request) (*hostemu.Exchange, error) {
 		err = x.RelayResponse(r.status, r.answerHeaders, &s.reader, nil, &s.client)
 	}
 	x.Finish()
-	s.streams.Clear()
-	s.g.stack[0] = reflect.ValueOf(x).Elem().FieldByIndex(exchangeID).Uint()
-	if derr := s.g.onDelete.CallWithStack(context.Background(), s.g.stack[:]); derr != nil {
-		err = errors.Join(err, fmt.Errorf("proxy_on_delete: %w", derr))
-	}
-	return x, err
+	return x, errors.Join(err, s.host.Dead())
 }
 
 // client is the downstream side: what the filter releases.
@@ -472,8 +385,8 @@ func TestScenarios(t *testing.T) {
 			if g.memoryBytes() == 0 {
 				t.Fatal("the guest's linear memory reads as empty")
 			}
-			if s.streams.Len() != 0 {
-				t.Fatalf("%d stream states left in the emulator", s.streams.Len())
+			if n := s.host.OpenStreams(); n != 0 {
+				t.Fatalf("%d stream states left in the emulator", n)
 			}
 		})
 	}

@@ -62,6 +62,7 @@ type Host struct {
 	closed bool
 	// RouteClears counts calls of the clear_route_cache foreign function.
 	RouteClears int
+	release     streamReleaser // forgets finished streams, as Envoy does
 	// WithholdBodies models an Envoy whose Wasm filter configuration lacks allow_on_headers_stop_iteration
 	// (or a control plane that dropped it): a Pause from OnHttpRequestHeaders becomes StopAllIteration, and
 	// no body or trailers callback ever follows. The request hangs unless the filter answers it from a tick.
@@ -76,6 +77,16 @@ func (h *Host) TickPeriod() uint32 {
 		return nil
 	})
 	return period
+}
+
+// OpenStreams is the number of streams the emulator still holds state for: those begun and not finished.
+func (h *Host) OpenStreams() int {
+	n := 0
+	_ = h.do(func() error {
+		n = h.release.open()
+		return nil
+	})
+	return n
 }
 
 // Tick runs the plugin's OnTick, as Envoy does every tick period the plugin set.
@@ -100,12 +111,17 @@ func New(vm types.VMContext, pluginConfig []byte) (*Host, error) {
 	if err := h.start(opt); err != nil {
 		return nil, err
 	}
+	var err error
+	if h.release, err = newStreamReleaser(h.emu, vm); err != nil {
+		h.Close()
+		return nil, err
+	}
 	h.emu.RegisterForeignFunction("clear_route_cache", func([]byte) []byte {
 		h.RouteClears++
 		return []byte{0}
 	})
 	var status types.OnPluginStartStatus
-	err := h.do(func() error {
+	err = h.do(func() error {
 		status = h.emu.StartPlugin()
 		return nil
 	})
@@ -246,6 +262,7 @@ func (x *Exchange) Finish() {
 		if !x.done {
 			x.done = true
 			x.h.emu.CompleteHttpContext(x.id)
+			x.h.release.release(x.id)
 		}
 		return nil
 	})

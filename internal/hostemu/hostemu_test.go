@@ -495,3 +495,23 @@ func TestVMDeadOnStart(t *testing.T) {
 		h.Close()
 	})
 }
+
+// TestFinishForgetsTheStream: a finished exchange leaves nothing in the emulator, as Envoy drops a stream
+// after proxy_on_log and proxy_on_delete (proxytest alone keeps every stream for the host's life).
+func TestFinishForgetsTheStream(t *testing.T) {
+	f := &filter{reqHeaders: func(bool) types.Action { return types.ActionContinue }}
+	h := host(t, f)
+	for i := 0; i < 3; i++ {
+		x := h.Begin()
+		must(t, x.SendRequest(slices.Clone(request), nil))
+		x.Finish()
+	}
+	open := h.Begin()
+	if n := h.OpenStreams(); n != 1 {
+		t.Errorf("%d streams held, want only the open one", n)
+	}
+	open.Finish()
+	if n := h.OpenStreams(); n != 0 {
+		t.Errorf("%d streams held after every exchange finished", n)
+	}
+}
