@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/azure"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/tidwall/gjson"
 
 	"github.com/aidialect/aidialect/e2e/demo"
 )
@@ -44,6 +45,18 @@ func TestAzureVersionsAndSurfaces(t *testing.T) {
 		}
 		if len(res.Choices) == 0 || !strings.Contains(res.Choices[0].Message.Content, "hello") {
 			t.Errorf("answer %+v", res.Choices)
+		}
+		if env.Mocks == nil {
+			return // the mocks run elsewhere (docker-compose): only the answer can be checked
+		}
+		recs := env.Mocks["azure"].Received()
+		if len(recs) == 0 {
+			t.Fatal("the azure mock received nothing")
+		}
+		last := recs[len(recs)-1]
+		if !strings.HasPrefix(last.Path, "/openai/v1/") || gjson.GetBytes(last.Body, "model").String() != "gpt-4o-mini-prod" {
+			t.Errorf("upstream got %s %s with model %q, want the v1 surface with the deployment gpt-4o-mini-prod",
+				last.Method, last.Path, gjson.GetBytes(last.Body, "model").String())
 		}
 	})
 

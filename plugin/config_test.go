@@ -54,6 +54,8 @@ func TestConfigRejects(t *testing.T) {
 		{"api_key with DEL", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key":"sk-secret\u007ftail","models":[{"name":"*"}]}]}`, "providers[0] (p)"},
 		{"consumers with a passthrough provider", `{"providers":[{"name":"p","dialect":"openai","host":"h","auth":"passthrough","models":[{"name":"*"}]}],` +
 			`"consumers":[{"name":"a","key_sha256":"` + strings.Repeat("ab", 32) + `"}]}`, "consumers"},
+		{"body_wait_seconds negative", `{"providers":[` + minimalProvider + `],"body_wait_seconds":-1}`, "body_wait_seconds"},
+		{"body_wait_seconds over an hour", `{"providers":[` + minimalProvider + `],"body_wait_seconds":3601}`, "body_wait_seconds"},
 		{"nested 100,000 deep", `{"providers":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, "(root)"},
 	}
 	for _, tt := range tests {

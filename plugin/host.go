@@ -40,8 +40,6 @@ type statePool struct {
 	// sinceCollect counts the body bytes read from the host since the last collection: each read is a fresh
 	// copy in the guest's heap, garbage once the request ends.
 	sinceCollect int
-	// collectAfter is the byte count that forces a collection (collectAfterBytes unless a test sets it).
-	collectAfter int
 }
 
 const (
@@ -86,11 +84,7 @@ func (s *requestState) footprint() int {
 // inside callbacks too, so a long stream cannot grow the heap chunk after chunk until it ends.
 func (p *statePool) handled(n int) {
 	p.sinceCollect += n
-	limit := p.collectAfter
-	if limit == 0 {
-		limit = collectAfterBytes
-	}
-	if p.sinceCollect >= limit {
+	if p.sinceCollect >= collectAfterBytes {
 		p.collect()
 	}
 }

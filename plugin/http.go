@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -45,9 +44,12 @@ type httpContext struct {
 	headersSent bool
 	// requestDone: the body was checked and rendered (or refused); later request callbacks pass it on.
 	requestDone bool
-	dropped     []string
-	droppedMore int // dropped parameters past those listed in dropped
-	exchange    translate.Exchange
+	// requestBuffered and responseBuffered are the sizes of the bodies Envoy holds for the filter, as the last
+	// body callback reported them: a trailers callback, which reports none, reads that much.
+	requestBuffered, responseBuffered int
+	dropped                           []string
+	droppedMore                       int // dropped parameters past those listed in dropped
+	exchange                          translate.Exchange
 
 	mode           responseMode
 	status         int
@@ -177,6 +179,7 @@ func (h *httpContext) OnHttpRequestBody(bodySize int, endOfStream bool) (action 
 	if bodySize > h.cfg.maxRequestBytes {
 		return h.reply(h.req.Dialect, bodyTooLarge(h.cfg.maxRequestBytes))
 	}
+	h.requestBuffered = bodySize
 	if !endOfStream {
 		return types.ActionPause
 	}
@@ -192,7 +195,7 @@ func (h *httpContext) OnHttpRequestTrailers(int) (action types.Action) {
 	if done, action := h.requestSettled(); done {
 		return action
 	}
-	return h.finishRequest(wholeBuffer)
+	return h.finishRequest(h.requestBuffered)
 }
 
 // requestSettled is the start of every request callback after the headers: the body is arriving, so the
@@ -218,9 +221,6 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	raw, err := proxywasm.GetHttpRequestBody(0, bodySize)
 	if err != nil && err != types.ErrorStatusNotFound {
 		return h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "", "reading the request body failed: "+err.Error()))
-	}
-	if len(raw) > h.cfg.maxRequestBytes {
-		return h.reply(h.req.Dialect, bodyTooLarge(h.cfg.maxRequestBytes))
 	}
 	h.state = h.plugin.pool.get()
 	body := &h.state.body
@@ -455,6 +455,7 @@ func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action
 	case responseStream:
 		return h.streamChunk(bodySize, endOfStream)
 	case responseJSON, responseError:
+		h.responseBuffered = bodySize
 		if !endOfStream {
 			return types.ActionPause
 		}
@@ -482,7 +483,7 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 		}
 	case responseJSON, responseError:
 		// The body ended without end_of_stream; what Envoy buffered is all there is.
-		h.finishBufferedAnswer(wholeBuffer)
+		h.finishBufferedAnswer(h.responseBuffered)
 	}
 	return types.ActionContinue
 }
@@ -538,9 +539,6 @@ func (h *httpContext) closeStream() []byte {
 }
 
 // finishBufferedAnswer translates a complete JSON answer or error body.
-// wholeBuffer asks the host for the entire buffered body when its size is not known.
-const wholeBuffer = math.MaxInt32
-
 func (h *httpContext) finishBufferedAnswer(bodySize int) {
 	h.plugin.pool.handled(bodySize)
 	body, err := proxywasm.GetHttpResponseBody(0, bodySize)
@@ -761,16 +759,12 @@ func quoteBounded(s string) string {
 	return strconv.Quote(s)
 }
 
-// isEventStream reports whether a content-type is text/event-stream; media types are case-insensitive
-// (RFC 9110 section 8.3.1), so "Text/Event-Stream" is a stream too and must not be buffered as JSON.
+// isEventStream reports whether a content-type's media type is text/event-stream. Media types are
+// case-insensitive (RFC 9110 section 8.3.1): "Text/Event-Stream; charset=utf-8" is a stream too and must not
+// be buffered as JSON.
 func isEventStream(contentType string) bool {
-	const sse = "text/event-stream"
-	for i := 0; i+len(sse) <= len(contentType); i++ {
-		if strings.EqualFold(contentType[i:i+len(sse)], sse) {
-			return true
-		}
-	}
-	return false
+	mediaType, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mediaType), "text/event-stream")
 }
 
 // sameBytes reports whether two slices are the same memory (not merely equal content).

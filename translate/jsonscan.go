@@ -85,8 +85,8 @@ func scanObjectMembersMax(src []byte, dst []member, limit int) ([]member, error)
 // overflows the host stack, a trap that no recover sees and that kills the VM. It allocates only when b is
 // invalid.
 func ValidJSON(b []byte) bool {
-	end, err := scanValue(b, skipSpace(b, 0), 0)
-	return err == nil && skipSpace(b, end) == len(b)
+	_, err := JSONSyntaxError(b)
+	return err == nil
 }
 
 // JSONSyntaxError judges b exactly as ValidJSON does and says why it is not valid: nil for valid JSON,

@@ -70,8 +70,6 @@ type Gateway struct {
 	vm     proxytest.WasmVMContext // nil after a failed reload
 	closed bool
 
-	stopTicks chan struct{} // closed by Close: ends the ticker
-
 	routingHeader string
 	upstreams     map[string]*url.URL
 	client        *http.Client
@@ -141,28 +139,7 @@ func New(opts Options) (*Gateway, error) {
 	g.client = &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}
-	g.stopTicks = make(chan struct{})
-	go g.tick()
 	return g, nil
-}
-
-// tick calls the plugin's OnTick every tick period it set, as Envoy does (the filter's body watch answers
-// requests whose body never arrives from there). A period set after a reload is picked up at the next round.
-func (g *Gateway) tick() {
-	for {
-		period := time.Second
-		if ms := g.current().TickPeriod(); ms > 0 {
-			period = time.Duration(ms) * time.Millisecond
-		}
-		select {
-		case <-g.stopTicks:
-			return
-		case <-time.After(period):
-		}
-		if host := g.current(); host.TickPeriod() > 0 {
-			_ = host.Tick() // a trap here is reported by the next request, which reloads the VM
-		}
-	}
 }
 
 // loadVM compiles the module into a fresh VM. Tests replace it to run a native filter that can trap.
@@ -186,9 +163,6 @@ func startVM(wasm, config []byte) (*hostemu.Host, proxytest.WasmVMContext, error
 func (g *Gateway) Close() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.closed && g.stopTicks != nil {
-		close(g.stopTicks)
-	}
 	g.closed = true
 	g.host.Close()
 	if g.vm != nil {

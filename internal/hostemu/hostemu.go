@@ -69,16 +69,6 @@ type Host struct {
 	WithholdBodies bool
 }
 
-// TickPeriod is the tick period the plugin set (0: none), in milliseconds.
-func (h *Host) TickPeriod() uint32 {
-	var period uint32
-	_ = h.do(func() error {
-		period = h.emu.GetTickPeriod()
-		return nil
-	})
-	return period
-}
-
 // OpenStreams is the number of streams the emulator still holds state for: those begun and not finished.
 func (h *Host) OpenStreams() int {
 	n := 0
@@ -346,7 +336,7 @@ func (x *Exchange) sendRequest(headers [][2]string, chunks [][]byte, trailers []
 		if x.requestHeaders == nil {
 			x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
 		}
-		upTrailers = currentRequestTrailers(trailers)
+		upTrailers = currentTrailers(proxywasm.GetHttpRequestTrailers, trailers)
 	}
 	if x.requestHeaders == nil {
 		return ruleErr("envoy-host 1", "the request headers were paused and never released")
@@ -358,27 +348,14 @@ func (x *Exchange) sendRequest(headers [][2]string, chunks [][]byte, trailers []
 	return nil
 }
 
-// currentRequestTrailers reads the request trailers as the trailers callback left them. The emulator has no
-// getter for them, so they are read through the SDK's host ABI: the exchange's context is still the active one
-// (the trailers callback just ran, under the host lock). Called with mu held.
-func currentRequestTrailers(sent [][2]string) [][2]string {
-	got, err := proxywasm.GetHttpRequestTrailers()
+// currentTrailers reads trailers as the trailers callback left them, through get (the SDK's getter for
+// request or response trailers): the emulator has no getter for them, and the exchange's context is still the
+// active one (the callback just ran, under the host lock). sent stands in when the host cannot answer.
+func currentTrailers(get func() ([][2]string, error), sent [][2]string) [][2]string {
+	got, err := get()
 	switch {
 	case errors.Is(err, types.ErrorStatusNotFound):
 		return [][2]string{} // the filter removed them all
-	case err != nil:
-		return cloneHeaders(sent)
-	}
-	return cloneHeaders(got)
-}
-
-// currentResponseTrailers reads the response trailers as the trailers callback left them, the way
-// currentRequestTrailers does. Called with mu held.
-func currentResponseTrailers(sent [][2]string) [][2]string {
-	got, err := proxywasm.GetHttpResponseTrailers()
-	switch {
-	case errors.Is(err, types.ErrorStatusNotFound):
-		return [][2]string{}
 	case err != nil:
 		return cloneHeaders(sent)
 	}
@@ -534,10 +511,14 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 		if rerr != nil && !end {
 			return fmt.Errorf("reading the upstream body: %w", rerr)
 		}
-		if n == 0 && !end {
+		last := end && trailers == nil
+		if n == 0 && !last {
+			// Envoy delivers no empty data frame except one that ends the stream.
+			if end {
+				break
+			}
 			continue
 		}
-		last := end && trailers == nil
 		if err := x.bodyCallback(pending, last, w); err != nil {
 			if err == errLocalReplied {
 				return nil
@@ -551,9 +532,12 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 	if trailers != nil {
 		tr := trailers()
 		err := x.step(w, func(o *released) error {
+			// Held, the whole body goes out now; else only what the callback appended. Compared by length:
+			// in native mode the emulator keeps the filter's own slice of a replaced chunk, which the filter
+			// may reuse, so its bytes cannot be compared (a replacement of bytes already sent goes unseen).
 			before := len(x.h.emu.GetCurrentResponseBody(x.id))
 			if x.bodyHeld {
-				before = 0 // nothing of the buffered body went out yet
+				before = 0
 			}
 			x.h.emu.CallOnResponseTrailers(x.id, tr)
 			after := x.h.emu.GetCurrentResponseBody(x.id)
@@ -562,10 +546,13 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 			} else if err := x.checkFrozenResponse("OnHttpResponseTrailers"); err != nil {
 				return err
 			}
+			if len(after) < before {
+				return ruleErr("envoy-host 4", "OnHttpResponseTrailers shortened response bytes that already went to the client")
+			}
 			if len(after) > before {
 				o.body = bytes.Clone(after[before:])
 			}
-			o.trailers = currentResponseTrailers(tr)
+			o.trailers = currentTrailers(proxywasm.GetHttpResponseTrailers, tr)
 			return nil
 		})
 		if err != nil {
@@ -653,7 +640,8 @@ func (x *Exchange) CheckContentLength(bodyBytes int) error {
 
 // isEventStream: media types are case-insensitive (Text/Event-Stream is a stream too).
 func isEventStream(contentType string) bool {
-	return strings.Contains(strings.ToLower(contentType), "text/event-stream")
+	mediaType, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mediaType), "text/event-stream")
 }
 
 func lookup(headers [][2]string, name string) string {

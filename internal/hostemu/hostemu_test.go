@@ -515,3 +515,39 @@ func TestFinishForgetsTheStream(t *testing.T) {
 		t.Errorf("%d streams held after every exchange finished", n)
 	}
 }
+
+// A trailers callback may append to a body that already went to the client (a stream's last event), but not
+// take back bytes the client has: with nothing held, Envoy has nothing to replace them in.
+func TestResponseTrailersOnASentBody(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		edit   func() error
+		client string
+		rule   bool
+	}{
+		{"append", func() error { return proxywasm.AppendHttpResponseBody([]byte("!")) }, "abc!", false},
+		{"replace with less", func() error { return proxywasm.ReplaceHttpResponseBody([]byte("X")) }, "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &filter{}
+			f.respTrailer = func() types.Action {
+				must(t, tt.edit())
+				return types.ActionContinue
+			}
+			h := host(t, f)
+			x := h.Begin()
+			defer x.Finish()
+			must(t, x.SendRequest(request, nil))
+			w := &recorder{}
+			err := x.RelayResponse(200, [][2]string{{"content-type", "text/event-stream"}}, strings.NewReader("abc"),
+				func() [][2]string { return [][2]string{{"grpc-status", "0"}} }, w)
+			var rule *hostemu.RuleError
+			if got := errors.As(err, &rule); got != tt.rule {
+				t.Fatalf("rule error %v, want %v", err, tt.rule)
+			}
+			if !tt.rule && string(w.body) != tt.client {
+				t.Errorf("client got %q, want %q", w.body, tt.client)
+			}
+		})
+	}
+}

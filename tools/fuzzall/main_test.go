@@ -34,8 +34,13 @@ func (f *fakeGo) run(out io.Writer, args ...string) (string, error) {
 		target := strings.Trim(args[4], "^$")
 		switch f.behaviour[target] {
 		case "hiccup":
-			io.WriteString(out, "fuzz: elapsed: 10s, execs: 1000\n--- FAIL: "+target+"\n    context deadline exceeded\nFAIL\n")
-			return "", errors.New("exit status 1")
+			msg := "fuzz: elapsed: 10s, execs: 1000\n--- FAIL: " + target + "\n    context deadline exceeded\nFAIL\n"
+			io.WriteString(out, msg)
+			return msg, errors.New("exit status 1")
+		case "unexplained":
+			msg := "--- FAIL: " + target + "\n    could not create corpus file: read-only file system\nFAIL\n"
+			io.WriteString(out, msg)
+			return msg, errors.New("exit status 1")
 		case "crash":
 			corpus := filepath.Join(f.dir, "testdata", "fuzz", target)
 			os.MkdirAll(corpus, 0o755)
@@ -129,6 +134,15 @@ func TestAllPass(t *testing.T) {
 	f := newFake(t, [2]string{"FuzzA", "pass"}, [2]string{"FuzzB", "pass"})
 	var out bytes.Buffer
 	if status := fuzzAll(f.run, "./pkg/", "1s", &out); status != 0 || !strings.Contains(out.String(), "2 targets: 2 passed, 0 with findings, 0 hiccups") {
+		t.Errorf("status %d:\n%s", status, &out)
+	}
+}
+
+// A failure with neither a reproducer nor the coordinator's deadline message is not passed off as a hiccup.
+func TestUnexplainedFailureIsAFinding(t *testing.T) {
+	f := newFake(t, [2]string{"FuzzA", "unexplained"}, [2]string{"FuzzB", "pass"})
+	var out bytes.Buffer
+	if status := fuzzAll(f.run, "./pkg/", "1s", &out); status == 0 || !strings.Contains(out.String(), "FuzzA failed without a reproducer") {
 		t.Errorf("status %d:\n%s", status, &out)
 	}
 }

@@ -126,16 +126,22 @@ func startNoDefault(wasmPath, listen string) (*childGateway, error) {
 	}
 	c := &childGateway{cmd: cmd, stdin: stdin, done: make(chan struct{})}
 	ready := make(chan string, 1)
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if url, ok := strings.CutPrefix(sc.Text(), readyPrefix); ok {
-				ready <- url
+				select {
+				case ready <- url:
+				default: // only the first one counts
+				}
 			}
 		}
 		close(ready)
 	}()
 	go func() {
+		<-scanned // os/exec: Wait closes the pipe, so it must come after the last read
 		cmd.Wait()
 		close(c.done)
 	}()

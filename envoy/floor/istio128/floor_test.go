@@ -296,7 +296,7 @@ func TestIstio128Bites(t *testing.T) {
 			`LISTENER value, strictly with Istio 1.28.0's go-control-plane (istiod would drop what it does not know) ... unknown field "tcp_keepalive"`},
 		{"Istio field newer than 1.28", "serviceentries.yaml",
 			"          http2MaxRequests: 8192\n---\napiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata:\n  name: azure-openai",
-			"          http2MaxRequests: 8192\n          http2KeepAlive: { time: 60s }\n---\napiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata:\n  name: azure-openai",
+			"          http2MaxRequests: 8192\n          http2KeepAlive: { interval: 60s }\n---\napiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata:\n  name: azure-openai",
 			`DestinationRule openai spec, strictly with istio.io/api v1.28.0 ... unknown field "http2KeepAlive"`},
 		{"misspelled flag inside the Any", "envoyfilter.yaml", "            allow_on_headers_stop_iteration: true",
 			"            allow_on_header_stop_iteration: true", `unknown field "allow_on_header_stop_iteration"`},
