@@ -56,7 +56,7 @@ e2e-envoy: build
 ## bench: hot-path benchmarks (native translate, and the whole filter in the compiled .wasm) beside their
 ## floors, as a table of ratios; raw output in dist/bench.txt (compare runs with benchstat)
 bench: build
-	@( $(GO) test -run='^$$' -bench=. -benchmem -count=3 -benchtime=$(BENCHTIME) ./translate/ && \
+	@( $(GO) test -run='^$$' -bench=. -benchmem -count=3 -benchtime=$(BENCHTIME) ./translate/ ./internal/sse/ && \
 	   AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -run='^$$' -bench='WasmLifecycle|PluginStart' -benchmem -count=5 ./bench/ && \
 	   AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -run='^$$' -bench=Instantiate -benchmem -benchtime=3x ./bench/ \
 	 ) > $(DIST)/bench.txt

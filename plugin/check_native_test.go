@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aidialect/aidialect/translate"
+	"github.com/aidialect/aidialect/internal/jsonscan"
 )
 
 // runCheck runs the check-config command on config (as a file) with the environment env.
@@ -68,8 +68,8 @@ func TestJSONSyntaxErrorAgreesWithValidJSON(t *testing.T) {
 	for _, in := range []string{``, ` `, `{}`, `[]`, `{"a":1}`, `{"a":1,}`, `[1,]`, `{"a" 1}`, `"x`, `"\u12"`, `01`, `1.`,
 		`-`, `tru`, `{"a":1} 2`, "\"\x01\"", "\"\xff\"", `{"a":[{"b":null}]}`, ` {"k":"v"} `,
 		strings.Repeat("[", 300) + strings.Repeat("]", 300)} {
-		off, err := translate.JSONSyntaxError([]byte(in))
-		if valid := translate.ValidJSON([]byte(in)); (err == nil) != valid {
+		off, err := jsonscan.Check([]byte(in))
+		if valid := jsonscan.Valid([]byte(in)); (err == nil) != valid {
 			t.Errorf("%q: JSONSyntaxError %v, ValidJSON %v", in, err, valid)
 		}
 		if err != nil && (off < 0 || off > len(in) || !strings.HasSuffix(err.Error(), "at byte "+strconv.Itoa(off))) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/aidialect/aidialect/internal/sse"
 	"github.com/aidialect/aidialect/translate"
 )
 
@@ -236,7 +238,7 @@ func parseConfig(data []byte, getenv func(string) string) (*config, error) {
 
 // parseConfigFrom is parseConfig with the origin of the api_key_env variables named for the advice.
 func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*config, error) {
-	if off, err := translate.JSONSyntaxError(data); err != nil && len(bytes.TrimSpace(data)) > 0 {
+	if off, err := jsonscan.Check(data); err != nil && len(bytes.TrimSpace(data)) > 0 {
 		return nil, fieldErr("(root)", "is not valid JSON: %s", describeJSONError(data, off, err))
 	}
 	data = bytes.TrimSpace(data)
@@ -254,7 +256,7 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 		routingHeader:   orDefault(raw.RoutingHeader, defaultRoutingHeader),
 		pathPrefix:      raw.PathPrefix,
 		maxRequestBytes: defaultMaxRequestBytes,
-		maxEventBytes:   translate.DefaultMaxEventBytes,
+		maxEventBytes:   sse.DefaultMaxEventBytes,
 		bodyWaitSeconds: defaultBodyWaitSeconds,
 	}
 	if len(raw.Providers) == 0 {

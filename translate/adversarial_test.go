@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aidialect/aidialect/internal/jsonscan"
 )
 
 // Worst-case cost: every pass over client or upstream bytes must stay linear in them. Each adversarial shape
@@ -130,10 +132,10 @@ func sharedPrefixBody(keyLen, n int) []byte {
 	return append(b, '}')
 }
 
-// deepBody is a request whose extra field holds arrays nested exactly maxJSONDepth levels deep (the object
+// deepBody is a request whose extra field holds arrays nested exactly jsonscan.MaxDepth levels deep (the object
 // itself is level 1, the field's array level 2), repeated to about size bytes.
 func deepBody(size int) []byte {
-	levels := maxJSONDepth - 2
+	levels := jsonscan.MaxDepth - 2
 	nest := strings.Repeat("[", levels) + strings.Repeat("]", levels)
 	b := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"x":[` + nest)
 	for len(b) < size-len(nest)-3 {

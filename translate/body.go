@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/aidialect/aidialect/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -43,7 +44,7 @@ var fieldKinds = map[string]fieldKind{
 // rendering can copy them without another scan. Reuse one per worker: Parse keeps its buffers.
 type RequestBody struct {
 	src     []byte
-	members []member
+	members []jsonscan.Member
 	names   []string              // decoded names, only for members whose key had escapes
 	fields  []fieldInfo           // per member, from fieldTable
 	index   [fieldTools + 1]int16 // member index+1 of each fieldKind, 0 when absent
@@ -82,8 +83,8 @@ func (b *RequestBody) Parse(src []byte) *Error {
 	clear(b.seen) // the previous body's keys
 	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen}
 	var err error
-	if b.members, err = scanObjectMembersMax(src, b.members, maxTopLevelMembers); err != nil {
-		if err == errTooManyMembers {
+	if b.members, err = jsonscan.Members(src, b.members, maxTopLevelMembers); err != nil {
+		if err == jsonscan.ErrTooManyMembers {
 			return NewError(ErrInvalidJSON, "", tooManyMembers)
 		}
 		return NewError(ErrInvalidJSON, "", "the request body is not a valid JSON object: "+err.Error())
@@ -100,10 +101,10 @@ func (b *RequestBody) Parse(src []byte) *Error {
 	}
 	for i, m := range b.members {
 		var info fieldInfo
-		if m.keyEscaped {
+		if m.KeyEscaped {
 			info = fieldTable[b.memberName(i)]
 		} else {
-			info = fieldTable[string(m.rawKey(src))]
+			info = fieldTable[string(m.Key(src))]
 		}
 		kind := info.kind
 		if seen != nil && b.seenBefore(seen, i) || seen == nil && b.duplicateBefore(i) {
@@ -122,7 +123,7 @@ func (b *RequestBody) Parse(src []byte) *Error {
 		if kind != fieldOther {
 			b.index[kind] = int16(i + 1)
 		}
-		if e := b.readField(kind, m.value(src)); e != nil {
+		if e := b.readField(kind, m.Value(src)); e != nil {
 			return e
 		}
 	}
@@ -136,7 +137,7 @@ func (b *RequestBody) Parse(src []byte) *Error {
 // all, cost one byte scan.
 func (b *RequestBody) foldsToReadField(i int) (string, bool) {
 	m := b.members[i]
-	key := m.rawKey(b.src)
+	key := m.Key(b.src)
 	if len(key) > 6*longestReadField { // every character of a field name written as a \uXXXX escape
 		return "", false
 	}
@@ -171,14 +172,14 @@ var longestReadField = func() int {
 // memberName is the decoded key of member i (it allocates: keep it off the common path).
 func (b *RequestBody) memberName(i int) string {
 	m := b.members[i]
-	if !m.keyEscaped {
-		return string(m.rawKey(b.src))
+	if !m.KeyEscaped {
+		return string(m.Key(b.src))
 	}
 	for len(b.names) <= i {
 		b.names = append(b.names, "")
 	}
 	if b.names[i] == "" {
-		b.names[i] = gjson.ParseBytes(b.src[m.keyStart:m.keyEnd]).String()
+		b.names[i] = gjson.ParseBytes(b.src[m.KeyStart:m.KeyEnd]).String()
 	}
 	return b.names[i]
 }
@@ -187,10 +188,10 @@ func (b *RequestBody) memberName(i int) string {
 // unescaped key is kept as a view of src (no copy), an escaped one decoded, so "mo\u0064el" repeats "model".
 func (b *RequestBody) seenBefore(seen map[string]struct{}, i int) bool {
 	var key string
-	if m := b.members[i]; m.keyEscaped {
+	if m := b.members[i]; m.KeyEscaped {
 		key = b.memberName(i)
 	} else {
-		raw := m.rawKey(b.src)
+		raw := m.Key(b.src)
 		key = unsafe.String(unsafe.SliceData(raw), len(raw))
 	}
 	if _, dup := seen[key]; dup {
@@ -207,8 +208,8 @@ func (b *RequestBody) duplicateBefore(i int) bool {
 	mi := b.members[i]
 	for j := 0; j < i; j++ {
 		mj := b.members[j]
-		if !mi.keyEscaped && !mj.keyEscaped {
-			if string(mi.rawKey(b.src)) == string(mj.rawKey(b.src)) {
+		if !mi.KeyEscaped && !mj.KeyEscaped {
+			if string(mi.Key(b.src)) == string(mj.Key(b.src)) {
 				return true
 			}
 		} else if b.memberName(i) == b.memberName(j) {
@@ -311,7 +312,7 @@ func (b *RequestBody) has(kind fieldKind) bool { return b.index[kind] != 0 }
 // value returns the raw JSON of the field of this kind (nil when absent).
 func (b *RequestBody) value(kind fieldKind) []byte {
 	if i := b.index[kind]; i != 0 {
-		return b.members[i-1].value(b.src)
+		return b.members[i-1].Value(b.src)
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/aidialect/aidialect/internal/jsonscan"
 )
 
 // objectOf is a JSON object of the given keys, written as they are (escapes included), with string values.
@@ -201,18 +203,18 @@ func appendKey(b []byte, key string, mode byte) []byte {
 		return append(b, '"')
 	case 2:
 		if r, size := utf8.DecodeRuneInString(key); size > 0 {
-			b = append(escape(append(b, '"'), r), appendJSONString(nil, key[size:])[1:]...)
+			b = append(escape(append(b, '"'), r), jsonscan.AppendString(nil, key[size:])[1:]...)
 			return b
 		}
 	}
-	return appendJSONString(b, key)
+	return jsonscan.AppendString(b, key)
 }
 
 // checkDuplicateVerdict parses body and checks Parse's verdict on repeated keys against the reference; it
 // reports whether body is a valid object, the only case with a verdict to check.
 func checkDuplicateVerdict(t *testing.T, body []byte) bool {
 	t.Helper()
-	if _, err := scanObjectMembers(body, nil); err != nil {
+	if _, err := jsonscan.Members(body, nil, 0); err != nil {
 		return false
 	}
 	keys, ok := referenceKeys(body)

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/aidialect/aidialect/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -116,14 +116,14 @@ func renderError(client Dialect, f errorFields) []byte {
 	b = append(b, `{"error":{`...)
 	if client == AzureAI {
 		b = append(b, `"code":`...)
-		b = appendJSONString(b, orDefault(f.code, statusCode(f.status)))
+		b = jsonscan.AppendString(b, orDefault(f.code, statusCode(f.status)))
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, f.message)
+		b = jsonscan.AppendString(b, f.message)
 		b = append(b, `,"status":`...)
 		b = strconv.AppendInt(b, int64(f.status), 10)
 		if f.param != "" {
 			b = append(b, `,"target":`...)
-			b = appendJSONString(b, f.param)
+			b = jsonscan.AppendString(b, f.param)
 		}
 		b = append(b, `,"details":`...)
 		if f.details != "" {
@@ -134,9 +134,9 @@ func renderError(client Dialect, f errorFields) []byte {
 		return append(b, `}}`...)
 	}
 	b = append(b, `"message":`...)
-	b = appendJSONString(b, f.message)
+	b = jsonscan.AppendString(b, f.message)
 	b = append(b, `,"type":`...)
-	b = appendJSONString(b, orDefault(f.typ, errorType(f.status)))
+	b = jsonscan.AppendString(b, orDefault(f.typ, errorType(f.status)))
 	b = append(b, `,"param":`...)
 	b = appendNullableString(b, f.param)
 	b = append(b, `,"code":`...)
@@ -188,45 +188,7 @@ func appendNullableString(b []byte, s string) []byte {
 	if s == "" {
 		return append(b, "null"...)
 	}
-	return appendJSONString(b, s)
-}
-
-// appendJSONString appends s as a JSON string literal. Invalid UTF-8 becomes U+FFFD so the output is always
-// valid JSON, whatever an upstream sent.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	if plainASCII(s) {
-		b = append(b, s...)
-		return append(b, '"')
-	}
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b = append(b, '\\', byte(r))
-		case r == '\n':
-			b = append(b, '\\', 'n')
-		case r == '\r':
-			b = append(b, '\\', 'r')
-		case r == '\t':
-			b = append(b, '\\', 't')
-		case r < 0x20 || r == 0x2028 || r == 0x2029:
-			b = append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
-		default:
-			b = utf8.AppendRune(b, r)
-		}
-	}
-	return append(b, '"')
-}
-
-// plainASCII reports whether s needs no escaping inside a JSON string.
-func plainASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !stringSafe[s[i]] {
-			return false
-		}
-	}
-	return true
+	return jsonscan.AppendString(b, s)
 }
 
 // maxUpstreamMessage bounds how much of a non-JSON upstream body is quoted back to the client.
@@ -249,7 +211,7 @@ func TranslateError(client, provider Dialect, status int, body []byte) (int, []b
 
 // hasErrorEnvelope reports whether body is a JSON error in the dialect's documented envelope.
 func hasErrorEnvelope(d Dialect, body []byte) bool {
-	if !ValidJSON(body) {
+	if !jsonscan.Valid(body) {
 		return false
 	}
 	e := gjson.GetBytes(body, "error")
@@ -265,7 +227,7 @@ func hasErrorEnvelope(d Dialect, body []byte) bool {
 func parseUpstreamError(status int, body []byte) errorFields {
 	f := errorFields{status: status}
 	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) > 0 && trimmed[0] == '{' && ValidJSON(trimmed) {
+	if len(trimmed) > 0 && trimmed[0] == '{' && jsonscan.Valid(trimmed) {
 		root := gjson.ParseBytes(trimmed)
 		obj := root
 		if e := root.Get("error"); e.IsObject() {

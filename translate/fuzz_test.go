@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/aidialect/aidialect/internal/sse"
 	"github.com/tidwall/gjson"
 )
 
@@ -205,11 +206,11 @@ func FuzzStreamChunking(f *testing.F) {
 
 // countDone frames a client stream: how many [DONE] events it has, and whether the last data event is one.
 func countDone(stream []byte) (n int, lastIsDone bool) {
-	var f Framer
+	var f sse.Framer
 	if err := f.Feed(stream); err != nil {
 		return -1, false
 	}
-	count := func(ev SSEEvent) {
+	count := func(ev sse.Event) {
 		if !ev.HasData {
 			return
 		}
@@ -244,30 +245,4 @@ func addCorpusFromCases(f *testing.F, add func(path string, body []byte)) {
 		_, path, _ := strings.Cut(first, " ")
 		add(path, bytes.TrimRight(body, "\n"))
 	}
-}
-
-// FuzzSkimMatchesScan: on every valid JSON object, the non-validating skim used for provider answers finds
-// exactly the members the validating scan finds; on anything else it fails or copies, never panics.
-func FuzzSkimMatchesScan(f *testing.F) {
-	f.Add([]byte(`{"id":"a","object":"chat.completion","choices":[{"delta":{"content":"x\"}]{"}}],"usage":null}`))
-	f.Add([]byte(`{"a\\"b":"\\\\","n":-1.5e3,"t":true,"o":{"p":[1,{"q":"]"}]}}`))
-	f.Add([]byte(`{"unterminated":"abc`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		scanned, err := scanObjectMembers(data, nil)
-		skimmed, skimErr := skimObjectMembers(data, nil)
-		if err != nil {
-			return
-		}
-		if skimErr != nil {
-			t.Fatalf("skim refused a valid object: %v", skimErr)
-		}
-		if len(scanned) != len(skimmed) {
-			t.Fatalf("skim found %d members, scan %d", len(skimmed), len(scanned))
-		}
-		for i := range scanned {
-			if scanned[i] != skimmed[i] {
-				t.Fatalf("member %d: skim %+v, scan %+v", i, skimmed[i], scanned[i])
-			}
-		}
-	})
 }

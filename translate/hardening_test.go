@@ -25,13 +25,13 @@ func TestStreamFragmentAtCloseIsDropped(t *testing.T) {
 		cut    bool // an error event precedes [DONE]
 		kept   int  // data events before it (and the error event)
 	}{
-		{"fragment after an unfinished chunk", sse(chunk) + `data: {"id":"a","cho`, true, 1},
-		{"fragment that names a finish_reason", sse(chunk) + `data: {"choices":[{"finish_reason":"stop"`, true, 1},
-		{"fragment after the finish", sse(chunk, stop) + `data: {"id":"a","usage":{"prompt`, false, 2},
-		{"cut inside [DONE]", sse(chunk, stop) + `data: [DO`, false, 2},
-		{"bare data: prefix", sse(chunk) + `data: `, true, 1},
-		{"complete last event without its blank line", sse(chunk) + "data: " + stop, false, 2},
-		{"complete last event with one newline", sse(chunk) + "data: " + stop + "\n", false, 2},
+		{"fragment after an unfinished chunk", sseStream(chunk) + `data: {"id":"a","cho`, true, 1},
+		{"fragment that names a finish_reason", sseStream(chunk) + `data: {"choices":[{"finish_reason":"stop"`, true, 1},
+		{"fragment after the finish", sseStream(chunk, stop) + `data: {"id":"a","usage":{"prompt`, false, 2},
+		{"cut inside [DONE]", sseStream(chunk, stop) + `data: [DO`, false, 2},
+		{"bare data: prefix", sseStream(chunk) + `data: `, true, 1},
+		{"complete last event without its blank line", sseStream(chunk) + "data: " + stop, false, 2},
+		{"complete last event with one newline", sseStream(chunk) + "data: " + stop + "\n", false, 2},
 	}
 	for name, x := range exchanges {
 		for _, tt := range tests {

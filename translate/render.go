@@ -3,6 +3,8 @@ package translate
 import (
 	"strconv"
 	"strings"
+
+	"github.com/aidialect/aidialect/internal/jsonscan"
 )
 
 // Header is one HTTP header to set.
@@ -239,7 +241,7 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 			w = append(w, ',')
 		}
 		first = false
-		w = appendJSONString(w, key)
+		w = jsonscan.AppendString(w, key)
 		w = append(w, ':')
 	}
 	for i, m := range body.members {
@@ -251,25 +253,25 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 		switch kind {
 		case fieldStreamOptions:
 			if forceUsage {
-				edit, newRaw = editRaw, withIncludeUsage(m.value(src))
+				edit, newRaw = editRaw, withIncludeUsage(m.Value(src))
 			}
 		case fieldModel:
 			if !wantModel {
 				edit = editDrop
-			} else if body.Model != model || m.keyEscaped {
+			} else if body.Model != model || m.KeyEscaped {
 				edit, newString = editString, model
 			}
 		case fieldChainID:
 			if !target.chainID {
 				edit = editDrop
-			} else if !isJSONStringOf(m.value(src), chainID) || m.keyEscaped {
+			} else if !isJSONStringOf(m.Value(src), chainID) || m.KeyEscaped {
 				edit, newString = editString, chainID
 			}
 		case fieldStop, fieldInput:
 			// The target takes only an array: a string is wrapped, an array or null kept, and any other type
 			// refused here, since the filter is the one rewriting the field.
 			if kind == fieldStop && target.stopMustBeArray || kind == fieldInput && target.inputMustBeArray && req.Op == OpEmbeddings {
-				switch m.value(src)[0] {
+				switch m.Value(src)[0] {
 				case '"':
 					edit = editWrapInArray
 				case '[', 'n':
@@ -297,12 +299,12 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 				}
 			}
 		}
-		if edit == editKeep && !m.keyEscaped {
+		if edit == editKeep && !m.KeyEscaped {
 			if !first {
 				w = append(w, ',')
 			}
 			first = false
-			w = append(w, src[m.keyStart:m.valEnd]...)
+			w = append(w, src[m.KeyStart:m.ValEnd]...)
 			continue
 		}
 		changed = true
@@ -313,27 +315,27 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 		switch {
 		case edit == editRenameMaxTokens:
 			writeKey("max_tokens")
-		case m.keyEscaped:
+		case m.KeyEscaped:
 			writeKey(body.memberName(i))
 		default:
 			if !first {
 				w = append(w, ',')
 			}
 			first = false
-			w = append(w, src[m.keyStart:m.keyEnd]...)
+			w = append(w, src[m.KeyStart:m.KeyEnd]...)
 			w = append(w, ':')
 		}
 		switch edit {
 		case editString:
-			w = appendJSONString(w, newString)
+			w = jsonscan.AppendString(w, newString)
 		case editRaw:
 			w = append(w, newRaw...)
 		case editWrapInArray:
 			w = append(w, '[')
-			w = append(w, m.value(src)...)
+			w = append(w, m.Value(src)...)
 			w = append(w, ']')
 		default:
-			w = append(w, m.value(src)...)
+			w = append(w, m.Value(src)...)
 		}
 	}
 	if policy == ExtraError && extras.count() > 0 {
@@ -343,7 +345,7 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 	if wantModel && !body.has(fieldModel) && model != "" {
 		changed = true
 		writeKey("model")
-		w = appendJSONString(w, model)
+		w = jsonscan.AppendString(w, model)
 	}
 	if forceUsage && !body.has(fieldStreamOptions) {
 		changed = true
@@ -354,7 +356,7 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 	if target.chainID && !body.has(fieldChainID) {
 		changed = true
 		writeKey("chain_id")
-		w = appendJSONString(w, chainID)
+		w = jsonscan.AppendString(w, chainID)
 	}
 	if req.Op == OpCompletions && !body.has(fieldMaxTokens) && !(renameMaxCompletion && body.has(fieldMaxCompletionTokens)) &&
 		source.completionsDefaultMaxTokens != target.completionsDefaultMaxTokens {
@@ -402,7 +404,7 @@ func checkPortableEncoding(body *RequestBody, target Dialect) *Error {
 // withIncludeUsage returns stream_options (a validated object) with include_usage set to true, its other
 // members kept.
 func withIncludeUsage(options []byte) []byte {
-	members, err := scanObjectMembers(options, nil)
+	members, err := jsonscan.Members(options, nil, 0)
 	if err != nil || len(options) == 0 || options[0] != '{' {
 		return []byte(`{"include_usage":true}`)
 	}
@@ -410,11 +412,11 @@ func withIncludeUsage(options []byte) []byte {
 	for _, m := range members {
 		// Compared decoded: an escaped "include\u005fusage" kept beside the new one would be a duplicate key
 		// whose first copy some parsers read.
-		if key := m.rawKey(options); string(key) == "include_usage" ||
-			m.keyEscaped && decodeJSONString(options[m.keyStart:m.keyEnd]) == "include_usage" {
+		if key := m.Key(options); string(key) == "include_usage" ||
+			m.KeyEscaped && decodeJSONString(options[m.KeyStart:m.KeyEnd]) == "include_usage" {
 			continue
 		}
-		out = append(out, options[m.keyStart:m.valEnd]...)
+		out = append(out, options[m.KeyStart:m.ValEnd]...)
 		out = append(out, ',')
 	}
 	return append(out, `"include_usage":true}`...)
@@ -447,7 +449,7 @@ type paramList struct {
 
 func (l *paramList) add(body *RequestBody, i int) {
 	m := body.members[i]
-	if n := m.keyEnd - m.keyStart - 2; l.size+n > maxListedParamBytes && len(l.names) > 0 {
+	if n := m.KeyEnd - m.KeyStart - 2; l.size+n > maxListedParamBytes && len(l.names) > 0 {
 		l.more++
 		return
 	}

@@ -1,6 +1,9 @@
 package translate
 
-import "github.com/tidwall/gjson"
+import (
+	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/tidwall/gjson"
+)
 
 // Exchange describes one request/response pair: who asked, who answered, and what the client asked for.
 type Exchange struct {
@@ -34,7 +37,7 @@ func ClientErrorStatus(client Dialect, status int) int {
 }
 
 // JSONString renders s as a JSON string literal.
-func JSONString(s string) []byte { return appendJSONString(nil, s) }
+func JSONString(s string) []byte { return jsonscan.AppendString(nil, s) }
 
 // Usage is the token accounting read from an answer, for metrics.
 type Usage struct {
@@ -52,9 +55,9 @@ var azureAnnotationKeys = stringSet([]string{"prompt_filter_results", "prompt_an
 // and forwards it as it came). The result aliases body when nothing changes; otherwise it is written into dst.
 // Headers are response headers to add (x-onchain-*).
 func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, usage Usage, err error) {
-	var members [32]member
+	var members [32]jsonscan.Member
 	// Capped like requests: a real answer has a dozen keys, and the table must not grow with an upstream's.
-	list, err := scanObjectMembersMax(body, members[:0], maxTopLevelMembers)
+	list, err := jsonscan.Members(body, members[:0], maxTopLevelMembers)
 	if err != nil {
 		return nil, nil, Usage{}, err
 	}
@@ -65,16 +68,16 @@ func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []
 	}
 	changed, first := false, true
 	for _, m := range list {
-		key := m.rawKey(body)
+		key := m.Key(body)
 		switch {
 		case string(key) == "usage":
-			usage = usageOf(gjson.ParseBytes(m.value(body)))
+			usage = usageOf(gjson.ParseBytes(m.Value(body)))
 		case !edits:
 			continue
 		case x.Provider == EternalAI && string(key) == "onchain_data" && x.Onchain != OnchainKeep:
 			changed = true
 			if x.Onchain == OnchainHeaders {
-				headers = onchainHeaders(m.value(body), headers)
+				headers = onchainHeaders(m.Value(body), headers)
 			}
 			continue
 		case x.Provider == AzureOpenAI && x.Client != AzureOpenAI && inSet(azureAnnotationKeys, key):
@@ -88,7 +91,7 @@ func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []
 			w = append(w, ',')
 		}
 		first = false
-		w = append(w, body[m.keyStart:m.valEnd]...)
+		w = append(w, body[m.KeyStart:m.ValEnd]...)
 	}
 	if !changed {
 		return body, headers, usage, nil

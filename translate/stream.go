@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/aidialect/aidialect/internal/sse"
 	"github.com/tidwall/gjson"
 )
 
@@ -20,13 +22,13 @@ var (
 // chunks with a bounded carry-over; when no event needs a change the input chunk is returned as is.
 type StreamTranslator struct {
 	x       Exchange
-	framer  Framer
+	framer  sse.Framer
 	inspect bool // events may need edits for this dialect pair
 
 	out       []byte // reused output buffer
 	edit      []byte // the current edited event
 	last      []byte // copy of the last JSON data event seen (for the end-of-stream check and usage)
-	members   []member
+	members   []jsonscan.Member
 	toolIndex map[string]int // azure-ai tool-call id -> synthesised index, per stream
 	done      bool           // [DONE] went to the client
 	// fast: no event can need an edit (same dialect), so chunks are forwarded as they are, cut at the
@@ -38,7 +40,7 @@ type StreamTranslator struct {
 }
 
 // NewStreamTranslator prepares a translator for one stream; maxEventBytes bounds one event's carry-over
-// (<= 0: DefaultMaxEventBytes).
+// (<= 0: sse.DefaultMaxEventBytes).
 func NewStreamTranslator(x Exchange, maxEventBytes int) *StreamTranslator {
 	s := &StreamTranslator{}
 	s.Reset(x, maxEventBytes)
@@ -50,9 +52,9 @@ func (s *StreamTranslator) Reset(x Exchange, maxEventBytes int) {
 	s.x = x
 	s.framer.Reset()
 	if maxEventBytes <= 0 {
-		maxEventBytes = DefaultMaxEventBytes
+		maxEventBytes = sse.DefaultMaxEventBytes
 	}
-	s.framer.max = maxEventBytes
+	s.framer.SetLimit(maxEventBytes)
 	s.inspect = streamMayNeedEdits(&x)
 	s.out, s.last, s.members = s.out[:0], s.last[:0], s.members[:0]
 	clear(s.toolIndex)
@@ -132,7 +134,7 @@ func (s *StreamTranslator) Write(chunk []byte) ([]byte, error) {
 	return s.out, nil
 }
 
-func (s *StreamTranslator) appendEvent(dst []byte, action eventAction, ev SSEEvent) []byte {
+func (s *StreamTranslator) appendEvent(dst []byte, action eventAction, ev sse.Event) []byte {
 	switch action {
 	case forwardEvent:
 		return append(dst, ev.Raw...)
@@ -182,8 +184,8 @@ func (s *StreamTranslator) Close() []byte {
 // [DONE] nor complete JSON. It is dropped rather than sent: SDKs parse every data event as JSON and would
 // fail on the fragment instead of reporting the error event that follows, and a fragment must not decide
 // whether the answer finished.
-func cutMidEvent(ev SSEEvent) bool {
-	return ev.HasData && !bytes.Equal(bytes.TrimSpace(ev.Data), doneData) && !ValidJSON(ev.Data)
+func cutMidEvent(ev sse.Event) bool {
+	return ev.HasData && !bytes.Equal(bytes.TrimSpace(ev.Data), doneData) && !jsonscan.Valid(ev.Data)
 }
 
 // blankLineEnding is what must follow an event's bytes so that the next event starts on its own: a stream
@@ -234,9 +236,9 @@ func (s *StreamTranslator) writeFast(chunk []byte) (out []byte, ok bool, err err
 	if cut == 0 {
 		pending += len(s.carry)
 	}
-	if pending > s.framer.max {
+	if pending > s.framer.Limit() {
 		return nil, false, fmt.Errorf("%w: an event is still incomplete after %d bytes, over the %d-byte bound",
-			ErrEventTooLarge, pending, s.framer.max)
+			sse.ErrEventTooLarge, pending, s.framer.Limit())
 	}
 	if cut == 0 {
 		s.carry = append(s.carry, chunk...)
@@ -394,7 +396,7 @@ func StreamFailure(client Dialect, e *Error) []byte {
 func (s *StreamTranslator) Done() bool { return s.done }
 
 // event decides one event's fate; an edited replacement is left in s.edit.
-func (s *StreamTranslator) event(ev SSEEvent, lastData *[]byte) eventAction {
+func (s *StreamTranslator) event(ev sse.Event, lastData *[]byte) eventAction {
 	if !ev.HasData {
 		return forwardEvent
 	}
@@ -418,7 +420,7 @@ func (s *StreamTranslator) event(ev SSEEvent, lastData *[]byte) eventAction {
 
 // editChunk applies the dialect pair's rules to one JSON chunk in one pass over its top-level members.
 func (s *StreamTranslator) editChunk(data []byte) eventAction {
-	members, err := skimObjectMembers(data, s.members[:0])
+	members, err := jsonscan.Skim(data, s.members[:0], maxTopLevelMembers)
 	s.members = members
 	if err != nil {
 		// Not JSON (a provider's plain-text notice, say): forward it untouched rather than guess.
@@ -428,17 +430,17 @@ func (s *StreamTranslator) editChunk(data []byte) eventAction {
 	var object, choices, usage []byte
 	var kinds [64]chunkKey
 	for i, m := range members {
-		k := classifyChunkKey(m.rawKey(data))
+		k := classifyChunkKey(m.Key(data))
 		if i < len(kinds) {
 			kinds[i] = k
 		}
 		switch k {
 		case keyObject:
-			object = m.value(data)
+			object = m.Value(data)
 		case keyChoices:
-			choices = m.value(data)
+			choices = m.Value(data)
 		case keyUsage:
-			usage = m.value(data)
+			usage = m.Value(data)
 		}
 	}
 	hasUsage := usage != nil && usage[0] == '{'
@@ -466,9 +468,9 @@ func (s *StreamTranslator) editChunk(data []byte) eventAction {
 		if i < len(kinds) {
 			k = kinds[i]
 		} else {
-			k = classifyChunkKey(m.rawKey(data))
+			k = classifyChunkKey(m.Key(data))
 		}
-		value := m.value(data)
+		value := m.Value(data)
 		switch {
 		case k == keyOnchainData && dropOnchain, k == keyAnnotation && dropAnnotations:
 			changed = true
@@ -486,7 +488,7 @@ func (s *StreamTranslator) editChunk(data []byte) eventAction {
 			w = append(w, ',')
 		}
 		first = false
-		w = append(w, data[m.keyStart:m.valStart]...)
+		w = append(w, data[m.KeyStart:m.ValStart]...)
 		w = append(w, value...)
 	}
 	w = append(w, "}\n\n"...)
@@ -530,12 +532,12 @@ func classifyChunkKey(raw []byte) chunkKey {
 
 // appendUsageChunk writes OpenAI's separate usage chunk (choices: [], usage) that include_usage promises;
 // Azure AI instead puts usage on its last content chunk.
-func appendUsageChunk(w, data []byte, members []member, usage []byte) []byte {
+func appendUsageChunk(w, data []byte, members []jsonscan.Member, usage []byte) []byte {
 	w = append(w, "data: {"...)
 	for _, key := range []string{"id", "created", "model"} {
 		for _, m := range members {
-			if string(m.rawKey(data)) == key {
-				w = append(w, data[m.keyStart:m.valEnd]...)
+			if string(m.Key(data)) == key {
+				w = append(w, data[m.KeyStart:m.ValEnd]...)
 				w = append(w, ',')
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aidialect/aidialect/internal/sse"
 	"github.com/tidwall/gjson"
 )
 
@@ -18,7 +19,7 @@ func streamEvents(t *testing.T, x Exchange, stream string) []string {
 		t.Fatal(err)
 	}
 	all := append(append([]byte(nil), out...), s.Close()...)
-	var f Framer
+	var f sse.Framer
 	if err := f.Feed(all); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func streamEvents(t *testing.T, x Exchange, stream string) []string {
 	return data
 }
 
-func sse(events ...string) string {
+func sseStream(events ...string) string {
 	var b strings.Builder
 	for _, e := range events {
 		b.WriteString("data: " + e + "\n\n")
@@ -55,7 +56,7 @@ func TestStreamTranslation(t *testing.T) {
 		stream string
 		check  func(t *testing.T, data []string)
 	}{
-		{"azure annotation chunks dropped for openai clients", withProvider(chatOpenAI, AzureOpenAI), sse(
+		{"azure annotation chunks dropped for openai clients", withProvider(chatOpenAI, AzureOpenAI), sseStream(
 			`{"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0}]}`,
 			`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}`,
 			`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
@@ -65,14 +66,14 @@ func TestStreamTranslation(t *testing.T) {
 				t.Fatalf("%q", data)
 			}
 		}},
-		{"azure annotation chunks kept for azure openai clients", Exchange{Client: AzureOpenAI, Provider: AzureOpenAI, Op: OpChatCompletions}, sse(
+		{"azure annotation chunks kept for azure openai clients", Exchange{Client: AzureOpenAI, Provider: AzureOpenAI, Op: OpChatCompletions}, sseStream(
 			`{"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[]}`,
 			`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`), func(t *testing.T, data []string) {
 			if len(data) != 3 {
 				t.Fatalf("%q", data)
 			}
 		}},
-		{"azure-ai object normalised", withProvider(chatOpenAI, AzureAI), sse(
+		{"azure-ai object normalised", withProvider(chatOpenAI, AzureAI), sseStream(
 			`{"id":"a","object":"chat.completion","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`, `[DONE]`),
 			func(t *testing.T, data []string) {
 				if gjson.Get(data[0], "object").String() != "chat.completion.chunk" {
@@ -83,7 +84,7 @@ func TestStreamTranslation(t *testing.T) {
 			x := withProvider(chatOpenAI, AzureAI)
 			x.Tools = true
 			return x
-		}(), sse(
+		}(), sseStream(
 			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}}]}`,
 			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"{}"}}]}}]}`,
 			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_2","function":{"name":"g","arguments":"{}"}}]}}]}`,
@@ -99,7 +100,7 @@ func TestStreamTranslation(t *testing.T) {
 			x := withProvider(chatOpenAI, AzureAI)
 			x.IncludeUsage = true
 			return x
-		}(), sse(`{"id":"a","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`, `[DONE]`),
+		}(), sseStream(`{"id":"a","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`, `[DONE]`),
 			func(t *testing.T, data []string) {
 				if len(data) != 3 || gjson.Get(data[0], "usage").Type != gjson.Null ||
 					gjson.Get(data[1], "choices.#").Int() != 0 || gjson.Get(data[1], "usage.total_tokens").Int() != 5 ||
@@ -107,7 +108,7 @@ func TestStreamTranslation(t *testing.T) {
 					t.Fatalf("%q", data)
 				}
 			}},
-		{"eternalai onchain_data stripped", withProvider(chatOpenAI, EternalAI), sse(
+		{"eternalai onchain_data stripped", withProvider(chatOpenAI, EternalAI), sseStream(
 			`{"id":"e","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"onchain_data":{"infer_id":1}}`, `[DONE]`),
 			func(t *testing.T, data []string) {
 				if strings.Contains(data[0], "onchain") {
@@ -115,19 +116,19 @@ func TestStreamTranslation(t *testing.T) {
 				}
 			}},
 		{"duplicate [DONE] and events after it dropped", Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions},
-			sse(`{"choices":[{"finish_reason":"stop"}]}`, `[DONE]`, `{"late":true}`, `[DONE]`), func(t *testing.T, data []string) {
+			sseStream(`{"choices":[{"finish_reason":"stop"}]}`, `[DONE]`, `{"late":true}`, `[DONE]`), func(t *testing.T, data []string) {
 				if len(data) != 2 || data[1] != "[DONE]" {
 					t.Fatalf("%q", data)
 				}
 			}},
 		{"finished stream without [DONE] gets one", Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions},
-			sse(`{"choices":[{"delta":{},"finish_reason":"stop"}]}`), func(t *testing.T, data []string) {
+			sseStream(`{"choices":[{"delta":{},"finish_reason":"stop"}]}`), func(t *testing.T, data []string) {
 				if len(data) != 2 || data[1] != "[DONE]" {
 					t.Fatalf("%q", data)
 				}
 			}},
 		{"stream cut mid-answer ends with an error event", Exchange{Client: AzureAI, Provider: OpenAI, Op: OpChatCompletions},
-			sse(`{"choices":[{"delta":{"content":"Hel"},"finish_reason":null}]}`) + `data: {"choices":[{"del`, func(t *testing.T, data []string) {
+			sseStream(`{"choices":[{"delta":{"content":"Hel"},"finish_reason":null}]}`) + `data: {"choices":[{"del`, func(t *testing.T, data []string) {
 				// The fragment is not sent: SDKs would fail parsing it before reaching the error event.
 				if len(data) != 3 || gjson.Get(data[1], "error.code").String() != string(ErrUpstreamStream) ||
 					gjson.Get(data[1], "error.status").Int() != 502 || data[2] != "[DONE]" {
@@ -143,14 +144,14 @@ func TestStreamTranslation(t *testing.T) {
 func TestStreamEventTooLarge(t *testing.T) {
 	s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}, 1024)
 	_, err := s.Write([]byte("data: {\"x\":\"" + strings.Repeat("a", 4096)))
-	if !errors.Is(err, ErrEventTooLarge) {
+	if !errors.Is(err, sse.ErrEventTooLarge) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestStreamZeroEditReturnsInput(t *testing.T) {
 	s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
-	chunk := []byte(sse(`{"a":1}`, `{"b":2}`) + "data: {\"c\"")
+	chunk := []byte(sseStream(`{"a":1}`, `{"b":2}`) + "data: {\"c\"")
 	out, err := s.Write(chunk)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package translate
+package sse
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// framerEvent is an SSEEvent copied out of the framer's buffers, comparable with ==.
+// framerEvent is an Event copied out of the framer's buffers, comparable with ==.
 type framerEvent struct {
 	Raw, Data string
 	HasData   bool
@@ -23,7 +23,7 @@ func (e framerEvent) String() string {
 	return fmt.Sprintf("{raw %q data %q}", e.Raw, e.Data)
 }
 
-func framerCopyEvent(ev SSEEvent) framerEvent {
+func framerCopyEvent(ev Event) framerEvent {
 	return framerEvent{Raw: string(ev.Raw), Data: string(ev.Data), HasData: ev.HasData, NilData: ev.Data == nil}
 }
 
@@ -479,7 +479,7 @@ func TestFramerSlicesStayValid(t *testing.T) {
 		if err := f.Feed([]byte(c)); err != nil {
 			t.Fatal(err)
 		}
-		var evs []SSEEvent
+		var evs []Event
 		for ev, ok := f.Next(); ok; ev, ok = f.Next() {
 			evs = append(evs, ev)
 		}
@@ -557,7 +557,7 @@ func TestFramerReusedReadBuffer(t *testing.T) {
 
 func TestFramerLifecycle(t *testing.T) {
 	var f Framer
-	if f.limit() != DefaultMaxEventBytes || NewFramer(-1).limit() != DefaultMaxEventBytes || NewFramer(10).limit() != 10 {
+	if f.Limit() != DefaultMaxEventBytes || NewFramer(-1).Limit() != DefaultMaxEventBytes || NewFramer(10).Limit() != 10 {
 		t.Fatal("bound defaults")
 	}
 	if _, ok := f.Next(); ok {

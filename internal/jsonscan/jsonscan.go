@@ -1,4 +1,8 @@
-package translate
+// Package jsonscan reads and writes JSON text at the byte level, for a filter that must not trap: it validates
+// with recursion bounded by MaxDepth (gjson.ValidBytes recurses once per level of its input, and a deep enough
+// input overflows a wasm VM's stack, a trap no recover sees), locates an object's top-level members as byte
+// offsets so callers copy the members they keep without another pass, and writes string literals.
+package jsonscan
 
 import (
 	"bytes"
@@ -7,19 +11,22 @@ import (
 	"unicode/utf8"
 )
 
-// maxJSONDepth bounds nesting so a hostile body cannot exhaust the stack; real requests (tool schemas
+// MaxDepth bounds nesting so a hostile body cannot exhaust the stack; real requests (tool schemas
 // included) stay far below it.
-const maxJSONDepth = 256
+const MaxDepth = 256
 
-// member is one key/value pair of a JSON object, as byte offsets into the source.
-type member struct {
-	keyStart, keyEnd int // the key including its quotes
-	valStart, valEnd int
-	keyEscaped       bool // the key has backslash escapes: compare its decoded form
+// Member is one key/value pair of a JSON object, as byte offsets into the source.
+type Member struct {
+	KeyStart, KeyEnd int // the key including its quotes
+	ValStart, ValEnd int
+	KeyEscaped       bool // the key has backslash escapes: compare its decoded form
 }
 
-func (m member) rawKey(src []byte) []byte { return src[m.keyStart+1 : m.keyEnd-1] }
-func (m member) value(src []byte) []byte  { return src[m.valStart:m.valEnd] }
+// Key is the key as written, without its quotes (escapes not decoded: see KeyEscaped).
+func (m Member) Key(src []byte) []byte { return src[m.KeyStart+1 : m.KeyEnd-1] }
+
+// Value is the value as written.
+func (m Member) Value(src []byte) []byte { return src[m.ValStart:m.ValEnd] }
 
 // syntaxError describes why a body is not valid JSON, with the byte offset a client can look at.
 type syntaxError struct {
@@ -50,18 +57,13 @@ func skipSpace(src []byte, i int) int {
 	return i
 }
 
-// scanObjectMembers validates src as one JSON object (the whole input, surrounding whitespace allowed) and
-// appends its top-level members to dst. This is the only full pass the request path makes over a body.
-func scanObjectMembers(src []byte, dst []member) ([]member, error) {
-	return scanObjectMembersMax(src, dst, 0)
-}
+// ErrTooManyMembers is the answer of Members and Skim to an object with more members than their limit.
+var ErrTooManyMembers = &syntaxError{msg: "too many members"}
 
-// errTooManyMembers is scanObjectMembersMax's answer to an object with more members than its limit.
-var errTooManyMembers = &syntaxError{msg: "too many members"}
-
-// scanObjectMembersMax is scanObjectMembers that stops with errTooManyMembers at the first member past
-// limit (> 0), so a hostile object never grows dst beyond limit entries.
-func scanObjectMembersMax(src []byte, dst []member, limit int) ([]member, error) {
+// Members validates src as one JSON object (the whole input, surrounding whitespace allowed) and appends its
+// top-level members to dst. It stops with ErrTooManyMembers at the first member past limit (> 0; 0 means no
+// limit), so a hostile object never grows dst beyond limit entries.
+func Members(src []byte, dst []Member, limit int) ([]Member, error) {
 	i := skipSpace(src, 0)
 	if i >= len(src) {
 		return dst, syntaxErr(i, "empty body: expected a JSON object")
@@ -79,20 +81,20 @@ func scanObjectMembersMax(src []byte, dst []member, limit int) ([]member, error)
 	return dst, nil
 }
 
-// ValidJSON reports whether b is exactly one JSON value (surrounding whitespace allowed) nested at most
-// maxJSONDepth levels deep, with strings of valid UTF-8 (RFC 8259). Its recursion is bounded by that depth,
+// Valid reports whether b is exactly one JSON value (surrounding whitespace allowed) nested at most
+// MaxDepth levels deep, with strings of valid UTF-8 (RFC 8259). Its recursion is bounded by that depth,
 // unlike gjson.ValidBytes, which recurses once per level of the input: in a wasm VM a deep enough input
 // overflows the host stack, a trap that no recover sees and that kills the VM. It allocates only when b is
 // invalid.
-func ValidJSON(b []byte) bool {
-	_, err := JSONSyntaxError(b)
+func Valid(b []byte) bool {
+	_, err := Check(b)
 	return err == nil
 }
 
-// JSONSyntaxError judges b exactly as ValidJSON does and says why it is not valid: nil for valid JSON,
+// Check judges b exactly as Valid does and says why it is not valid: nil for valid JSON,
 // otherwise an error whose message names the problem and ends "at byte N", and that offset N (0-based,
 // from the start of b) where the scan stopped, for tools that point a person at the mistake.
-func JSONSyntaxError(b []byte) (offset int, err error) {
+func Check(b []byte) (offset int, err error) {
 	end, err := scanValue(b, skipSpace(b, 0), 0)
 	if err == nil {
 		if j := skipSpace(b, end); j != len(b) {
@@ -127,10 +129,10 @@ func describeByte(c byte) string {
 }
 
 // scanObject validates the object starting at src[i] == '{' and returns the offset after it. When members
-// is not nil, the object's members are appended to it; limit > 0 bounds how many (errTooManyMembers).
-func scanObject(src []byte, i, depth int, members *[]member, limit int) (int, error) {
-	if depth > maxJSONDepth {
-		return 0, syntaxErr(i, "JSON nested deeper than %d levels", maxJSONDepth)
+// is not nil, the object's members are appended to it; limit > 0 bounds how many (ErrTooManyMembers).
+func scanObject(src []byte, i, depth int, members *[]Member, limit int) (int, error) {
+	if depth > MaxDepth {
+		return 0, syntaxErr(i, "JSON nested deeper than %d levels", MaxDepth)
 	}
 	i = skipSpace(src, i+1)
 	if i < len(src) && src[i] == '}' {
@@ -138,7 +140,7 @@ func scanObject(src []byte, i, depth int, members *[]member, limit int) (int, er
 	}
 	for n := 0; ; n++ {
 		if n == limit && limit > 0 {
-			return 0, errTooManyMembers
+			return 0, ErrTooManyMembers
 		}
 		if i >= len(src) || src[i] != '"' {
 			return 0, unexpected(src, i, "an object key")
@@ -158,7 +160,7 @@ func scanObject(src []byte, i, depth int, members *[]member, limit int) (int, er
 			return 0, err
 		}
 		if members != nil {
-			*members = append(*members, member{keyStart, keyEnd, valStart, i, escaped})
+			*members = append(*members, Member{keyStart, keyEnd, valStart, i, escaped})
 		}
 		i = skipSpace(src, i)
 		if i >= len(src) {
@@ -208,8 +210,8 @@ func scanValue(src []byte, i, depth int) (int, error) {
 }
 
 func scanArray(src []byte, i, depth int) (int, error) {
-	if depth > maxJSONDepth {
-		return 0, syntaxErr(i, "JSON nested deeper than %d levels", maxJSONDepth)
+	if depth > MaxDepth {
+		return 0, syntaxErr(i, "JSON nested deeper than %d levels", MaxDepth)
 	}
 	i = skipSpace(src, i+1)
 	if i < len(src) && src[i] == ']' {
@@ -350,12 +352,12 @@ func scanLiteral(src []byte, i int, lit string) (int, error) {
 	return i + len(lit), nil
 }
 
-// skimObjectMembers locates the top-level members of a JSON object without validating the values: strings
+// Skim locates the top-level members of a JSON object without validating the values: strings
 // are skipped with a byte search and containers by counting brackets. It serves answers from providers (SSE
 // events), where only a few top-level keys are read or replaced and the rest is copied as it came; client
-// requests always get the validating scanObjectMembers. Malformed input fails with an error or yields
-// members whose bytes are copied back unchanged, never a panic.
-func skimObjectMembers(src []byte, dst []member) ([]member, error) {
+// requests always get the validating Members. Malformed input fails with an error or yields
+// members whose bytes are copied back unchanged, never a panic. limit bounds the members as in Members.
+func Skim(src []byte, dst []Member, limit int) ([]Member, error) {
 	i := skipSpace(src, 0)
 	if i >= len(src) || src[i] != '{' {
 		return dst, syntaxErr(i, "expected a JSON object")
@@ -383,11 +385,11 @@ func skimObjectMembers(src []byte, dst []member) ([]member, error) {
 			return dst, unexpected(src, valStart, "a value")
 		}
 		escaped := bytes.IndexByte(src[keyStart+1:keyEnd-1], '\\') >= 0
-		if len(dst) == maxTopLevelMembers {
+		if limit > 0 && len(dst) == limit {
 			// No provider event has that many keys; the table stays bounded whatever one sends.
-			return dst, errTooManyMembers
+			return dst, ErrTooManyMembers
 		}
-		dst = append(dst, member{keyStart, keyEnd, valStart, valEnd, escaped})
+		dst = append(dst, Member{keyStart, keyEnd, valStart, valEnd, escaped})
 		i = skipSpace(src, valEnd)
 		if i >= len(src) {
 			return dst, unexpected(src, i, "',' or '}'")
@@ -457,4 +459,42 @@ func skimValue(src []byte, i int) (int, bool) {
 		j++
 	}
 	return j, true
+}
+
+// AppendString appends s as a JSON string literal. Invalid UTF-8 becomes U+FFFD so the output is always
+// valid JSON, whatever an upstream sent.
+func AppendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	if plainASCII(s) {
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r < 0x20 || r == 0x2028 || r == 0x2029:
+			b = append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
+}
+
+// plainASCII reports whether s needs no escaping inside a JSON string.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !stringSafe[s[i]] {
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,7 @@
-package translate
+// Package sse frames a server-sent event stream (the WHATWG event-stream format) into events whatever the
+// chunking of the network reads, with a bounded carry-over of the one incomplete event, and without copying
+// events that lie within a chunk.
+package sse
 
 import (
 	"bytes"
@@ -18,8 +21,8 @@ var ErrEventTooLarge = errors.New("sse: event too large")
 
 var errFramerFeedAfterFlush = errors.New("sse: Feed after Flush: call Reset before feeding a new stream")
 
-// SSEEvent is one complete event.
-type SSEEvent struct {
+// Event is one complete event.
+type Event struct {
 	// Raw is the exact input bytes of the event, including the blank line that ended it (or, from Flush, up
 	// to the end of the stream), so that writing every Raw in order reproduces the stream byte for byte.
 	Raw []byte
@@ -72,12 +75,19 @@ func NewFramer(maxEventBytes int) *Framer {
 	return &Framer{max: maxEventBytes}
 }
 
-func (f *Framer) limit() int {
+// SetLimit sets the bound on one incomplete event (<= 0: DefaultMaxEventBytes); Reset keeps it.
+func (f *Framer) SetLimit(maxEventBytes int) { f.max = maxEventBytes }
+
+// Limit is the bound on one incomplete event.
+func (f *Framer) Limit() int {
 	if f.max <= 0 {
 		return DefaultMaxEventBytes
 	}
 	return f.max
 }
+
+// Footprint is the bytes of the buffers the framer keeps for reuse across streams.
+func (f *Framer) Footprint() int { return cap(f.buf) + cap(f.scratch) }
 
 // Reset prepares the framer for a new stream, keeping its buffers for reuse: a filter serves many streams
 // and their steady state should not allocate.
@@ -113,7 +123,7 @@ func (f *Framer) Feed(chunk []byte) error {
 	if tail == 0 {
 		f.setSrc(chunk, false, f.pos)
 		f.base, f.fromChunk = chunk, true
-		if len(chunk) > f.limit() {
+		if len(chunk) > f.Limit() {
 			return f.checkBound(0)
 		}
 		return nil
@@ -127,7 +137,7 @@ func (f *Framer) Feed(chunk []byte) error {
 	f.buf = append(f.buf, chunk...)
 	f.setSrc(f.buf, true, 0)
 	f.base, f.fromChunk = f.buf, false
-	if len(f.buf) > f.limit() {
+	if len(f.buf) > f.Limit() {
 		return f.checkBound(tail)
 	}
 	return nil
@@ -148,7 +158,7 @@ func (f *Framer) checkBound(keep int) error {
 		}
 	}
 	tail := len(g.src) - g.pos
-	if tail <= f.limit() {
+	if tail <= f.Limit() {
 		return nil
 	}
 	f.buf = f.buf[:keep]
@@ -156,13 +166,13 @@ func (f *Framer) checkBound(keep int) error {
 	f.base = f.buf[:0]
 	f.err = fmt.Errorf("%w: an event is still incomplete after %d bytes, over the %d-byte bound: "+
 		"raise the bound (maxEventBytes) if the upstream really sends events this large, "+
-		"otherwise the upstream is not ending its events with a blank line", ErrEventTooLarge, tail, f.limit())
+		"otherwise the upstream is not ending its events with a blank line", ErrEventTooLarge, tail, f.Limit())
 	return f.err
 }
 
 // Next returns the next complete event of the fed bytes; ok=false when only an incomplete tail (or nothing)
 // remains. The returned slices stay valid until the next Feed or Reset call; they must not be written to.
-func (f *Framer) Next() (ev SSEEvent, ok bool) {
+func (f *Framer) Next() (ev Event, ok bool) {
 	for {
 		// nextLine, by hand: this loop is the hot path.
 		var end, next int
@@ -183,7 +193,7 @@ func (f *Framer) Next() (ev SSEEvent, ok bool) {
 		// A blank line: it ends the event, or stands alone as a Raw-only event when no line preceded it, so
 		// that every input byte is returned exactly once.
 		raw, data, hasData := f.cut(next)
-		return SSEEvent{Raw: raw, Data: data, HasData: hasData}, true
+		return Event{Raw: raw, Data: data, HasData: hasData}, true
 	}
 	if f.eof {
 		return f.flushTail()
@@ -191,7 +201,7 @@ func (f *Framer) Next() (ev SSEEvent, ok bool) {
 	if !f.inBuf {
 		f.stash()
 	}
-	return SSEEvent{}, false
+	return Event{}, false
 }
 
 // Flush ends the stream: the incomplete tail (a final event without its blank line, or without a final
@@ -199,9 +209,9 @@ func (f *Framer) Next() (ev SSEEvent, ok bool) {
 // nothing remains. Flush is meant to follow a Next that returned ok=false; if events are still undrained it
 // returns the first of them and Next the rest. After Flush, Feed fails until Reset. After a failed Feed,
 // Flush returns nothing: the stream has lost a chunk and its tail cannot be trusted.
-func (f *Framer) Flush() (ev SSEEvent, ok bool) {
+func (f *Framer) Flush() (ev Event, ok bool) {
 	if f.err != nil {
-		return SSEEvent{}, false
+		return Event{}, false
 	}
 	f.eof = true
 	return f.Next()
@@ -333,10 +343,10 @@ func (f *Framer) field(ls, end int) {
 // flushTail returns what remains at end of stream: an event without its blank line, whose last line may
 // lack a terminator. That line is parsed like the others: providers that omit the final blank line still
 // mean their last data.
-func (f *Framer) flushTail() (SSEEvent, bool) {
+func (f *Framer) flushTail() (Event, bool) {
 	n := len(f.src)
 	if f.pos == n {
-		return SSEEvent{}, false
+		return Event{}, false
 	}
 	if ls := f.scan; ls < n {
 		if !f.started {
@@ -348,11 +358,11 @@ func (f *Framer) flushTail() (SSEEvent, bool) {
 		f.scan, f.look = n, n
 	}
 	raw, data, hasData := f.cut(n)
-	return SSEEvent{Raw: raw, Data: data, HasData: hasData}, true
+	return Event{Raw: raw, Data: data, HasData: hasData}, true
 }
 
 // cut returns the event at pos, ending at end, and starts the next one there. It returns the fields rather
-// than an SSEEvent, which is too large to live in registers: building it once, in Next's return statement,
+// than an Event, which is too large to live in registers: building it once, in Next's return statement,
 // saves copies through memory on the hot path.
 func (f *Framer) cut(end int) (raw, data []byte, hasData bool) {
 	raw = f.src[f.pos:end:end]
