@@ -8,8 +8,8 @@ WASM      := $(DIST)/aidialect.wasm
 MAX_WASM_BYTES := 4194304
 NODE_DIR  := e2e/node
 # Go modules of the repository: the filter, the end-to-end suite, the deployment-file checks (and the same
-# checks with the protos the oldest supported Istio pins).
-MODULES   := . e2e envoy envoy/floor/istio128
+# checks with the protos the oldest supported Istio pins), and the filter's stand-in for tidwall/pretty.
+MODULES   := . e2e envoy envoy/floor/istio128 third_party/pretty
 
 .PHONY: all build test vet fmt-check bench fuzz run clean node-deps e2e-envoy
 
@@ -28,13 +28,15 @@ build:
 run: build
 	cd e2e && $(GO) run ./cmd/local -wasm ../$(WASM) $(if $(CONFIG),-config $(abspath $(CONFIG)))
 
-## test: every test: translate, the filter natively and as the compiled .wasm, e2e with Go and npm SDKs, deployment files
+## test: every test: translate, the filter natively and as the compiled .wasm, e2e with Go and npm SDKs,
+## deployment files, the tidwall/pretty stand-in (third_party/pretty)
 test: fmt-check vet build node-deps
 	AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags aidialect_faults -run 'Fault' ./plugin
 	cd e2e && AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 ./...
 	cd envoy && $(GO) test -count=1 ./...
 	cd envoy/floor/istio128 && $(GO) test -count=1 ./...
+	cd third_party/pretty && $(GO) test -count=1 ./...
 
 fmt-check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path '*/node_modules/*')); \
@@ -54,9 +56,10 @@ e2e-envoy: build
 	status=$$?; docker compose -f e2e/docker-compose.yaml down; exit $$status
 
 ## bench: hot-path benchmarks (native translate, and the whole filter in the compiled .wasm) beside their
-## floors, as a table of ratios; raw output in dist/bench.txt (compare runs with benchstat)
+## floors, as a table of ratios; raw output in dist/bench.txt (compare runs with benchstat); memory over
+## 100,000 requests in dist/memory.txt
 bench: build
-	@( $(GO) test -run='^$$' -bench=. -benchmem -count=3 -benchtime=$(BENCHTIME) ./translate/ ./internal/sse/ && \
+	@( $(GO) test -run='^$$' -bench=. -benchmem -count=3 -benchtime=$(BENCHTIME) ./translate/ ./internal/sse/ ./internal/redact/ && \
 	   AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -run='^$$' -bench='WasmLifecycle|PluginStart' -benchmem -count=5 ./bench/ && \
 	   AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -run='^$$' -bench=Instantiate -benchmem -benchtime=3x ./bench/ \
 	 ) > $(DIST)/bench.txt
@@ -64,12 +67,12 @@ bench: build
 	@AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 -run='^TestMemory$$' -v ./bench/ > $(DIST)/memory.txt; \
 	status=$$?; grep -Ev '^=== RUN' $(DIST)/memory.txt; exit $$status
 
-## fuzz: every fuzz target (go test -list) for FUZZTIME each (make fuzz FUZZTIME=5m), all of them whatever
-## the earlier ones did. Fails only for a finding: a new reproducer under translate/testdata/fuzz/<Target>/, or
-## a target failing on its seed corpus. A run that fails without either is a hiccup of Go's fuzzing
-## coordinator (golang/go#75804): named in the summary, not a failure.
+## fuzz: every fuzz target (go test -list) of translate/ and internal/... for FUZZTIME each (make fuzz
+## FUZZTIME=5m), all of them whatever the earlier ones did. Fails only for a finding: a new reproducer under
+## <package>/testdata/fuzz/<Target>/, or a target failing on its seed corpus. A run that fails without either
+## is a hiccup of Go's fuzzing coordinator (golang/go#75804): named in the summary, not a failure.
 fuzz:
-	$(GO) run ./tools/fuzzall -go "$(GO)" -fuzztime $(FUZZTIME) ./translate/
+	$(GO) run ./tools/fuzzall -go "$(GO)" -fuzztime $(FUZZTIME) ./translate/ ./internal/...
 
 clean:
 	rm -rf $(DIST) $(NODE_DIR)/node_modules

@@ -12,3 +12,5 @@ require (
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.0 // indirect
 )
+
+replace github.com/tidwall/pretty => ./third_party/pretty

@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/aidialect/aidialect/internal/redact"
 	"github.com/aidialect/aidialect/internal/sse"
 	"github.com/aidialect/aidialect/translate"
 )
@@ -88,7 +89,7 @@ type config struct {
 	rejectUnknown   bool
 	forceUsage      bool
 	// secrets finds the provider keys in what goes back to clients (an upstream may echo them).
-	secrets translate.Redactor
+	secrets redact.Set
 }
 
 // metricTarget is the label pair of one token metric.
@@ -150,9 +151,6 @@ func isHost(s string) bool {
 		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '.' || c == '-'
 	})
 }
-
-// isChainID: 1-20 decimal digits.
-func isChainID(s string) bool { return s != "" && len(s) <= 20 && allBytes(s, isDigit) }
 
 // isBasePath: empty, or "/seg" segments of unreserved URL characters.
 func isBasePath(s string) bool {
@@ -360,7 +358,7 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 	for _, p := range c.providers {
 		keys = append(keys, p.key)
 	}
-	c.secrets = translate.NewRedactor(keys...)
+	c.secrets = redact.New(keys...)
 	return c, nil
 }
 
@@ -398,9 +396,9 @@ func parseProvider(field string, rp rawProvider, getenv func(string) string, env
 	switch rp.Auth {
 	case "", "passthrough":
 		p.passthrough = rp.Auth == "passthrough"
-	case "bearer":
-		if dialect != translate.AzureOpenAI {
-			return nil, fieldErr(field+".auth", "\"bearer\" only applies to azure-openai (an Entra token instead of api-key)")
+	case "bearer": // an Entra token instead of the key header, where the dialect takes one
+		if err := translate.CheckProviderKey(dialect, "auth", rp.Auth); err != nil {
+			return nil, fieldErr(field+".auth", "%v", err)
 		}
 		p.entraToken = true
 	default:
@@ -430,21 +428,15 @@ func parseProvider(field string, rp rawProvider, getenv func(string) string, env
 		}
 		p.apiVersion = rp.APIVersion
 	}
-	if rp.ExtraParameters != "" && dialect != translate.AzureAI {
-		return nil, fieldErr(field+".extra_parameters", "only applies to azure-ai providers")
-	}
-	var ok bool
-	if p.extraParameters, ok = translate.ParseExtraParameters(rp.ExtraParameters); !ok {
-		return nil, fieldErr(field+".extra_parameters", "%q is not one of pass-through, drop, error", rp.ExtraParameters)
-	}
-	if rp.ChainID != "" {
-		if dialect != translate.EternalAI {
-			return nil, fieldErr(field+".chain_id", "only applies to eternalai providers")
+	for _, k := range [...]struct{ key, value string }{{"extra_parameters", rp.ExtraParameters}, {"chain_id", rp.ChainID}} {
+		if k.value == "" {
+			continue
 		}
-		if !isChainID(rp.ChainID) {
-			return nil, fieldErr(field+".chain_id", "%q must be a decimal chain id such as \"45762\"", rp.ChainID)
+		if err := translate.CheckProviderKey(dialect, k.key, k.value); err != nil {
+			return nil, fieldErr(field+"."+k.key, "%v", err)
 		}
 	}
+	p.extraParameters, _ = translate.ParseExtraParameters(rp.ExtraParameters)
 	p.chainID = orDefault(rp.ChainID, "")
 	if len(rp.Models) == 0 {
 		return nil, fieldErr(field+".models", "is empty: list the models this provider serves (\"*\" for all)")
@@ -473,20 +465,12 @@ func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {
 	if strings.ContainsAny(rm.Model, "\r\n\x00") {
 		return route, fieldErr(field+".model", "contains a line break or NUL")
 	}
-	if rm.Deployment != "" {
-		if p.dialect != translate.AzureOpenAI && p.dialect != translate.AzureAI {
-			return route, fieldErr(field+".deployment", "only applies to azure-openai and azure-ai providers")
+	for _, k := range [...]struct{ key, value string }{{"deployment", rm.Deployment}, {"chain_id", rm.ChainID}} {
+		if k.value == "" {
+			continue
 		}
-		if !translate.ValidDeployment(rm.Deployment) {
-			return route, fieldErr(field+".deployment", "%q must be 1-64 characters of A-Z a-z 0-9 . _ -", rm.Deployment)
-		}
-	}
-	if rm.ChainID != "" {
-		if p.dialect != translate.EternalAI {
-			return route, fieldErr(field+".chain_id", "only applies to eternalai providers")
-		}
-		if !isChainID(rm.ChainID) {
-			return route, fieldErr(field+".chain_id", "%q must be a decimal chain id such as \"45762\"", rm.ChainID)
+		if err := translate.CheckModelKey(p.dialect, k.key, k.value); err != nil {
+			return route, fieldErr(field+"."+k.key, "%v", err)
 		}
 	}
 	return route, nil

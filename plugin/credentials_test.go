@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/aidialect/aidialect/internal/redact"
 	"github.com/aidialect/aidialect/translate"
 )
 
@@ -339,8 +340,8 @@ func TestProviderKeyNeverReachesClients(t *testing.T) {
 						t.Errorf("status %d, want %d: %s", o.status, r.status, o.clientBody)
 					}
 					checkNoSecret(t, "client", o.clientHead, o.clientBody, providerKeys...)
-					if r.kept != "" && (!bytes.Contains(o.clientBody, []byte(r.kept)) || !bytes.Contains(o.clientBody, []byte(translate.Redacted))) {
-						t.Errorf("the echo should reach the client with the key replaced by %s: %s", translate.Redacted, o.clientBody)
+					if r.kept != "" && (!bytes.Contains(o.clientBody, []byte(r.kept)) || !bytes.Contains(o.clientBody, []byte(redact.Placeholder))) {
+						t.Errorf("the echo should reach the client with the key replaced by %s: %s", redact.Placeholder, o.clientBody)
 					}
 					if r.status >= 400 {
 						checkErrorEnvelope(t, r.client, r.status, o.clientBody, "")

@@ -30,7 +30,7 @@ type requestState struct {
 	body    translate.RequestBody
 	out     []byte
 	scratch []byte
-	stream  translate.StreamTranslator
+	stream  translate.Stream
 }
 
 // statePool is a free list: the VM runs one callback at a time, so no locking is needed.

@@ -9,6 +9,7 @@ import (
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
 
+	"github.com/aidialect/aidialect/internal/redact"
 	"github.com/aidialect/aidialect/translate"
 )
 
@@ -71,7 +72,7 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	defer h.recoverPanic(&action)
 	h.injectFault("OnHttpRequestHeaders")
 	if h.cfg == nil {
-		return h.reply(translate.OpenAI, translate.NewError(translate.ErrInternal, "", "the filter has no valid configuration; see the Envoy log"))
+		return h.reply(translate.DialectUnknown, translate.NewError(translate.ErrInternal, "", "the filter has no valid configuration; see the Envoy log"))
 	}
 	h.reqHeaders = readRequestHeaders()
 	method := h.reqHeaders.get(":method")
@@ -80,7 +81,7 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	h.req = req
 	if !req.Known() {
 		if h.cfg.rejectUnknown {
-			return h.reply(translate.OpenAI, translate.NewError(translate.ErrUnknownPath, "",
+			return h.reply(translate.DialectUnknown, translate.NewError(translate.ErrUnknownPath, "",
 				"no LLM API lives at this path: use /v1/chat/completions, /v1/completions or /v1/embeddings"))
 		}
 		// Not ours: leave it alone, but never let a client pick a provider route by sending our header, however
@@ -124,14 +125,18 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	if endOfStream {
 		return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidJSON, "", "the request has no body: send a JSON object"))
 	}
-	h.req.ModelDeploymentHeader = h.reqHeaders.get("azureml-model-deployment")
-	if req.Dialect == translate.AzureAI && h.req.ModelDeploymentHeader != "" && !translate.ValidDeployment(h.req.ModelDeploymentHeader) {
-		// An Azure AI client's header is its model, routes the request and is forwarded to Azure AI providers:
-		// the same rule as a deployment in a path.
-		return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidDeployment, "azureml-model-deployment",
-			"the azureml-model-deployment header must be a deployment name: 1-64 characters of A-Z, a-z, 0-9, '.', '_' or '-'"))
+	if name := req.Dialect.ModelHeader(); name != "" {
+		h.req.ModelHeader = h.reqHeaders.get(name)
+		if h.req.ModelHeader != "" && !translate.ValidDeployment(h.req.ModelHeader) {
+			// The client's model header routes the request and is forwarded to providers of its dialect: the
+			// same rule as a deployment in a path.
+			return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidDeployment, name,
+				"the "+name+" header must be a deployment name: 1-64 characters of A-Z, a-z, 0-9, '.', '_' or '-'"))
+		}
 	}
-	h.req.ExtraParameters = h.reqHeaders.get("extra-parameters")
+	if name := req.Dialect.PolicyHeader(); name != "" {
+		h.req.PolicyHeader = h.reqHeaders.get(name)
+	}
 	model, inRequestLine := h.req.ModelFromHeaders()
 	if !inRequestLine {
 		if h.cfg.bodyWaitSeconds > 0 {
@@ -388,7 +393,7 @@ func (h *httpContext) redactResponseTrailers() {
 	changed := false
 	for i, kv := range trailers {
 		if h.cfg.secrets.FoundString(kv[1]) {
-			trailers[i][1] = translate.Redacted
+			trailers[i][1] = redact.Placeholder
 			changed = true
 		}
 	}
@@ -408,7 +413,7 @@ func (h *httpContext) readResponseHead() (encoding, contentType string) {
 	for i, kv := range h.respHeaders.pairs {
 		name, value := kv[0], kv[1]
 		if h.cfg.secrets.FoundString(value) {
-			value = translate.Redacted
+			value = redact.Placeholder
 			h.respHeaders.pairs[i][1] = value
 			h.respHeaders.dirty = true
 		}
@@ -435,7 +440,7 @@ func (h *httpContext) bodylessAnswer(contentType string) types.Action {
 	proxywasm.LogWarnf("aidialect: %s answered %d without a body", h.route.provider.name, h.status)
 	switch {
 	case h.status >= 400:
-		status, body := translate.TranslateError(h.exchange.Client, h.exchange.Provider, h.status, nil)
+		status, body := translate.ErrorAnswer(h.exchange.Client, h.exchange.Provider, h.status, nil)
 		return h.sendLocal(status, body, [][2]string{{"content-type", "application/json"}})
 	case h.status >= 200 && h.status < 300 && isEventStream(contentType):
 		h.metrics.countError(codeUpstreamStreamCut)
@@ -547,14 +552,14 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 		return
 	}
 	if h.mode == responseError {
-		_, out := translate.TranslateError(h.exchange.Client, h.exchange.Provider, h.status, body)
+		_, out := translate.ErrorAnswer(h.exchange.Client, h.exchange.Provider, h.status, body)
 		h.replaceResponseBody(body, h.cfg.secrets.Redact(out))
 		return
 	}
 	if h.state == nil {
 		h.state = h.plugin.pool.get()
 	}
-	out, headers, usage, terr := translate.TranslateJSON(h.state.out[:0], &h.exchange, body)
+	out, headers, usage, terr := translate.Answer(h.state.out[:0], &h.exchange, body)
 	h.metrics.countTokens(h.route.metricID, usage)
 	if terr != nil {
 		h.metrics.countError(codeUpstreamBadJSON)
@@ -564,7 +569,7 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 	if h.holdHeaders {
 		for _, hdr := range headers {
 			if h.cfg.secrets.FoundString(hdr.Value) {
-				hdr.Value = translate.Redacted
+				hdr.Value = redact.Placeholder
 			}
 			h.respHeaders.set(hdr.Name, hdr.Value)
 		}
@@ -617,9 +622,6 @@ func (h *httpContext) OnHttpStreamDone() {
 // reply answers the client locally in its dialect and stops the exchange (docs/envoy-host.md section 5: return
 // ActionPause; the reply comes back through the response callbacks and is left alone there).
 func (h *httpContext) reply(client translate.Dialect, e *translate.Error) types.Action {
-	if client == translate.DialectUnknown {
-		client = translate.OpenAI
-	}
 	h.metrics.countError(string(e.Code))
 	return h.sendLocal(e.Status(), e.Body(client), [][2]string{
 		{"content-type", "application/json"},
@@ -643,12 +645,7 @@ func (h *httpContext) replyModelList() types.Action {
 	b.WriteString(`{"object":"list","data":[`)
 	first := true
 	for _, p := range h.cfg.providers {
-		// OpenAI's model object, or Azure OpenAI's (created_at, status, lifecycle_status; capabilities are left
-		// out: the configuration does not say whether a model chats or embeds).
-		tail := `,"object":"model","created":0,"owned_by":` + string(translate.JSONString(p.name)) + `}`
-		if h.req.Dialect == translate.AzureOpenAI {
-			tail = `,"object":"model","created_at":0,"status":"succeeded","lifecycle_status":"generally-available"}`
-		}
+		tail := translate.ModelObjectTail(&h.req, p.name)
 		for _, name := range h.cfg.modelNames[p.name] {
 			if h.consumer != nil && !h.consumer.allows(name) {
 				continue
@@ -692,7 +689,7 @@ func (h *httpContext) clientDialect() (d translate.Dialect) {
 	}
 	defer func() {
 		if recover() != nil {
-			d = translate.OpenAI
+			d = translate.DialectUnknown // answered in the hub dialect's envelope
 		}
 	}()
 	req, _ := translate.Detect(requestHeader(":method"), requestHeader(":path"), h.cfg.pathPrefix)
@@ -701,8 +698,7 @@ func (h *httpContext) clientDialect() (d translate.Dialect) {
 
 // decisiveHeaders decide authentication, routing or how the body is read. Sent twice, the filter could read
 // one value and the provider another, so a repeated one is refused.
-var decisiveHeaders = []string{"authorization", "api-key", "azureml-model-deployment", "extra-parameters",
-	"content-encoding", "content-length"}
+var decisiveHeaders = append(translate.DecisiveHeaders(), "content-encoding", "content-length")
 
 // maxDroppedParamsHeader bounds x-aidialect-dropped-params: the names come from the client's body.
 const maxDroppedParamsHeader = 1024

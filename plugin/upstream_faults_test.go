@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/aidialect/aidialect/internal/redact"
 	"github.com/aidialect/aidialect/translate"
 )
 
@@ -440,7 +441,7 @@ func faults() []fault {
 			return ex
 		}
 		keptPlain := func(t *testing.T, o *outcome) {
-			if o.clientTrailers["x-plain"] != "kept" || o.clientTrailers["x-echo-auth"] != translate.Redacted {
+			if o.clientTrailers["x-plain"] != "kept" || o.clientTrailers["x-echo-auth"] != redact.Placeholder {
 				t.Errorf("client trailers %q", o.clientTrailers)
 			}
 		}

@@ -1,16 +1,53 @@
 package translate
 
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/tidwall/gjson"
+)
+
 // Azure AI Model Inference: routes at the endpoint root (serverless) or under /models (AI services), api-key
 // and Bearer, ?api-version=, and a strict parameter list: anything else is an "extra parameter" that the
-// extra-parameters header decides on (docs/dialects.md section 3).
+// extra-parameters header decides on (docs/dialects.md section 3). Errors use the Azure.Core envelope. The
+// REST reference: https://learn.microsoft.com/rest/api/aifoundry/model-inference/
 var azureAISpec = dialectSpec{
-	name:                        "azure-ai",
-	operations:                  ops(OpChatCompletions, OpCompletions, OpEmbeddings),
-	defaultBasePath:             "",
-	defaultAPIVersion:           "2024-05-01-preview",
-	auth:                        authAPIKeyBearer,
-	completionsDefaultMaxTokens: 256,
-	ownFields:                   []string{"input_type"},
+	name:       "azure-ai",
+	operations: ops(OpChatCompletions, OpCompletions, OpEmbeddings),
+	// The same paths as OpenAI's base-URL-less ones: the api-version, which every Azure AI request carries,
+	// tells them apart.
+	routes: []clientRoute{
+		{path: "/models/", version: versionNeeded},
+		{path: "/", version: versionNeeded},
+	},
+	basePath:     azureAIBasePath,
+	upstreamPath: plainPath,
+	headEdits:    azureAIHeaders,
+	ownHeaders:   []string{"extra-parameters", "azureml-model-deployment"},
+	modelHeader:  "azureml-model-deployment",
+	policyHeader: "extra-parameters",
+	auth:         authAPIKeyBearer,
+
+	usesAPIVersion:    true,
+	defaultAPIVersion: "2024-05-01-preview",
+	versionHint:       "2024-05-01-preview or 2025-04-01",
+	// /completions is documented in 2024-04-01-preview only; 2024-05-01-preview and later have no such route.
+	versionedOps: []opVersions{{op: OpCompletions, versions: []string{"2024-04-01-preview"},
+		fallback: "2024-04-01-preview", hint: "only 2024-04-01-preview has it"}},
+
+	claimsRequest: claimsNothing,
+	bodyModel:     modelInBody,
+	prepareBody:   azureAIPolicy,
+	bodyRules: []bodyRule{
+		{fieldStop, wrapStringInArray},
+		{fieldInput, wrapEmbeddingsInput},
+		{fieldMaxCompletionTokens, renameToMaxTokens},
+	},
+	bodyAdditions: noBodyAdditions,
+	ownFields:     []string{"input_type"},
 	knownParams: map[Operation][]string{
 		OpChatCompletions: {
 			"messages", "frequency_penalty", "presence_penalty", "temperature", "top_p", "max_tokens",
@@ -22,15 +59,117 @@ var azureAISpec = dialectSpec{
 			"temperature", "top_p", "model",
 		},
 	},
-	usesAPIVersion: true,
-	// /completions is documented in 2024-04-01-preview only; 2024-05-01-preview and later have no such route.
-	versionedOps: []opVersions{{op: OpCompletions, versions: []string{"2024-04-01-preview"},
-		fallback: "2024-04-01-preview", hint: "only 2024-04-01-preview has it"}},
-	stopMustBeArray:          true,
-	inputMustBeArray:         true,
-	maxTokensOnly:            true,
-	streamToolCallsLackIndex: true,
+	completionsDefaultMaxTokens: 256,
+	// Its own encodings (int8, uint8, binary, ubinary) besides float and base64: its providers judge the value.
+	encodingFormats: nil,
+
+	editsAnswers: alwaysEdits,
+	dropsEvent:   dropsNoEvent,
+	editEvent:    azureAIEventEdits,
+	modelObject:  openAIModelObject,
+
+	errors: errorEnvelope{write: appendAzureCoreError, recognises: recognisesAzureCoreError},
+	providerKeys: []configKey{{name: "extra_parameters", check: func(v string) error {
+		if _, ok := ParseExtraParameters(v); !ok {
+			return fmt.Errorf("%q is not one of pass-through, drop, error", v)
+		}
+		return nil
+	}}},
+	modelKeys: []configKey{deploymentKey},
 }
+
+// azureAIBasePath: Azure AI services endpoints (*.services.ai.azure.com) serve the inference routes under
+// /models, serverless endpoints at the root.
+func azureAIBasePath(host string) string {
+	name, _, _ := strings.Cut(host, ":")
+	name = strings.TrimSuffix(name, ".") // a fully qualified name is the same host
+	if strings.HasSuffix(strings.ToLower(name), ".services.ai.azure.com") {
+		return "/models"
+	}
+	return ""
+}
+
+// azureAIHeaders sends the extra-parameters policy and the model entry's deployment.
+func azureAIHeaders(head *UpstreamHead, req *ClientRequest, t *Target, version string) *Error {
+	policy, e := extraPolicy(req, t)
+	if e != nil {
+		return e
+	}
+	head.Set = append(head.Set, Header{"extra-parameters", policy.headerValue(version)})
+	if t.Deployment != "" {
+		if !ValidDeployment(t.Deployment) {
+			return NewError(ErrInvalidDeployment, "deployment", "the configured deployment is not a valid name")
+		}
+		head.Set = append(head.Set, Header{"azureml-model-deployment", t.Deployment})
+	} else if req.Dialect != t.Dialect {
+		// Azure routes on this header. Only an Azure AI client's own header chose this route (it was the
+		// model that was resolved and authorised); from any other client it would pick a deployment the
+		// gateway never checked. The full slice expression keeps the shared table from being appended to.
+		head.Remove = append(head.Remove[:len(head.Remove):len(head.Remove)], "azureml-model-deployment")
+	}
+	return nil
+}
+
+// extraPolicy is the provider's extra_parameters policy, unless an Azure AI client sent its own header.
+func extraPolicy(req *ClientRequest, t *Target) (ExtraParameters, *Error) {
+	if req.Dialect == t.Dialect && req.PolicyHeader != "" {
+		p, ok := parseClientExtraParameters(req.PolicyHeader)
+		if !ok {
+			return p, NewError(ErrInvalidParameter, "extra-parameters",
+				"the extra-parameters header must be pass-through, drop or error, not "+quoteForMessage(req.PolicyHeader))
+		}
+		return p, nil
+	}
+	return t.ExtraParameters, nil
+}
+
+// azureAIPolicy: fields outside the operation's known parameters follow the extra-parameters policy.
+func azureAIPolicy(c *renderContext) *Error {
+	if c.strictParams = c.target.knownParams[c.req.Op] != nil; !c.strictParams {
+		return nil
+	}
+	var e *Error
+	c.policy, e = extraPolicy(c.req, c.t)
+	return e
+}
+
+// azureAIEventEdits: Azure AI puts usage on its last content chunk, where an OpenAI client that asked for
+// include_usage expects a separate usage chunk (choices: []); and its streamed tool-call deltas carry no
+// "index", which OpenAI clients need to assemble calls.
+func azureAIEventEdits(s *Stream, ev *eventParts) {
+	if s.x.IncludeUsage && ev.hasUsage() && !isEmptyArray(ev.choices) {
+		ev.newUsage, ev.usageChunk = nullValue, true
+	}
+	if s.x.Tools && ev.choices != nil && bytes.Contains(ev.choices, []byte(`"tool_calls"`)) {
+		ev.newChoices = s.indexToolCalls(ev.choices)
+	}
+}
+
+var nullValue = []byte("null")
+
+// appendAzureCoreError writes the Azure.Core envelope {"error":{"code","message","status","target",
+// "details"}}, which the Azure AI SDKs read.
+func appendAzureCoreError(b []byte, f *errorFields) []byte {
+	b = append(b, `{"error":{"code":`...)
+	b = jsonscan.AppendString(b, orDefault(f.code, statusCode(f.status)))
+	b = append(b, `,"message":`...)
+	b = jsonscan.AppendString(b, f.message)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(f.status), 10)
+	if f.param != "" {
+		b = append(b, `,"target":`...)
+		b = jsonscan.AppendString(b, f.param)
+	}
+	b = append(b, `,"details":`...)
+	if f.details != "" {
+		b = append(b, f.details...)
+	} else {
+		b = append(b, `[]`...)
+	}
+	return append(b, `}}`...)
+}
+
+func recognisesAzureCoreError(e gjson.Result) bool { return e.Get("code").Type == gjson.String }
 
 // ExtraParameters is an Azure AI provider's policy for request fields outside its known set.
 type ExtraParameters uint8

@@ -126,7 +126,7 @@ func BenchmarkTranslateJSON(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				out, _, _, err := TranslateJSON(dst, &x, body)
+				out, _, _, err := Answer(dst, &x, body)
 				if err != nil || len(out) == len(body) {
 					b.Fatalf("not translated: %v", err)
 				}
@@ -143,7 +143,7 @@ var azureAIChunk = []byte("data: {\"id\":\"9c1d2e3f\",\"object\":\"chat.completi
 
 func BenchmarkSSEEvent(b *testing.B) {
 	b.Run("edited/azure-ai-to-openai", func(b *testing.B) {
-		s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}, 0)
+		s := NewStream(Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}, 0)
 		b.SetBytes(int64(len(azureAIChunk)))
 		b.ReportAllocs()
 		for b.Loop() {
@@ -201,7 +201,7 @@ func BenchmarkStreamZeroEdit(b *testing.B) {
 		total += len(c)
 	}
 	b.Run("openai-to-openai", func(b *testing.B) {
-		s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
+		s := NewStream(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
 		b.SetBytes(int64(total))
 		b.ReportAllocs()
 		for b.Loop() {
@@ -238,7 +238,7 @@ func BenchmarkStreamZeroEdit(b *testing.B) {
 
 func TestStreamZeroEditAllocatesNothing(t *testing.T) {
 	chunks := openAIStream()
-	s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
+	s := NewStream(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
 	run := func() {
 		s.Reset(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
 		for _, c := range chunks {

@@ -24,6 +24,7 @@ const (
 	fieldMaxCompletionTokens
 	fieldEncodingFormat
 	fieldTools // tools or functions: the answer may carry tool calls
+	fieldKindCount
 )
 
 var fieldKinds = map[string]fieldKind{
@@ -47,8 +48,10 @@ type RequestBody struct {
 	members []jsonscan.Member
 	names   []string              // decoded names, only for members whose key had escapes
 	fields  []fieldInfo           // per member, from fieldTable
-	index   [fieldTools + 1]int16 // member index+1 of each fieldKind, 0 when absent
+	index   [fieldKindCount]int16 // member index+1 of each fieldKind, 0 when absent
 	seen    map[string]struct{}   // keys, for bodies of many members (views of src: cleared by Parse)
+	plans   []memberPlan          // RenderBody's plan, one per member
+	render  renderContext         // RenderBody's context
 
 	// Model is the body's model ("" when absent).
 	Model string
@@ -81,7 +84,7 @@ const (
 // the RequestBody is in use.
 func (b *RequestBody) Parse(src []byte) *Error {
 	clear(b.seen) // the previous body's keys
-	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen}
+	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen, plans: b.plans[:0]}
 	var err error
 	if b.members, err = jsonscan.Members(src, b.members, maxTopLevelMembers); err != nil {
 		if err == jsonscan.ErrTooManyMembers {

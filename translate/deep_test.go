@@ -52,16 +52,16 @@ func TestDeepInputsRunInABoundedStack(t *testing.T) {
 			}
 			for _, client := range Dialects {
 				for _, provider := range Dialects {
-					if status, out := TranslateError(client, provider, 400, body); status != 400 || !jsonscan.Valid(out) {
-						t.Errorf("%s: TranslateError(%s, %s) = %d %q", name, client, provider, status, out)
+					if status, out := ErrorAnswer(client, provider, 400, body); status != 400 || !jsonscan.Valid(out) {
+						t.Errorf("%s: ErrorAnswer(%s, %s) = %d %q", name, client, provider, status, out)
 					}
 				}
 			}
-			if _, _, _, err := TranslateJSON(nil, &Exchange{Client: OpenAI, Provider: EternalAI}, body); err == nil {
+			if _, _, _, err := Answer(nil, &Exchange{Client: OpenAI, Provider: EternalAI}, body); err == nil {
 				t.Errorf("%s: TranslateJSON accepted %d levels", name, depth)
 			}
 			for _, x := range []Exchange{{Client: OpenAI, Provider: OpenAI}, {Client: OpenAI, Provider: AzureAI, Tools: true}} {
-				s := NewStreamTranslator(x, 0)
+				s := NewStream(x, 0)
 				// Within the event bound: 180,000 to 900,000 open levels.
 				stream := append(append([]byte("data: "), body[:min(len(body), depth)]...), "\n\n"...)
 				if _, err := s.Write(stream[:len(stream)-2]); err != nil { // the last event, cut: Close judges it

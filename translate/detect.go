@@ -10,34 +10,106 @@ import (
 type ClientRequest struct {
 	Dialect Dialect
 	Op      Operation
-	// Deployment is the azure-openai classic path segment /openai/deployments/{Deployment}/...; it names
-	// the model, so the route is known without reading the body.
+	// Deployment is the deployment a client named in its path (/openai/deployments/{Deployment}/...); it
+	// names the model, so the route is known without reading the body.
 	Deployment string
 	// APIVersion is the client's validated api-version ("" when it sent none).
 	APIVersion string
-	// AzureV1 marks the azure-openai v1 surface (/openai/v1/{op}), where the body model names the deployment.
-	AzureV1 bool
-	// ModelDeploymentHeader is an azure-ai client's azureml-model-deployment header, its model when the body
-	// names none.
-	ModelDeploymentHeader string
-	// ExtraParameters is an azure-ai client's extra-parameters header; it overrides the provider's policy.
-	ExtraParameters string
+	// SurfaceVersion is the api-version the client's route implies when it sends none ("v1" on the Azure
+	// OpenAI v1 surface, where the body model names the deployment); "" elsewhere.
+	SurfaceVersion string
+	// ModelHeader is the client's Dialect.ModelHeader, its model when the body names none.
+	ModelHeader string
+	// PolicyHeader is the client's Dialect.PolicyHeader (Azure AI's extra-parameters); it overrides the
+	// provider's policy toward a provider of the client's own dialect.
+	PolicyHeader string
 }
 
 // Known reports whether the request is one the filter translates (or answers, for model listing).
 func (r *ClientRequest) Known() bool { return r.Dialect != DialectUnknown }
 
-// ModelFromHeaders is the model a request names outside its body: the azure-openai classic deployment
-// segment, or an azure-ai client's azureml-model-deployment header (Azure routes on that header, so it wins
-// over the body's model). When ok, the route is decided in the headers phase without reading the body.
+// ModelFromHeaders is the model a request names outside its body: a deployment in its path, or its model
+// header (the provider routes on that header, so it wins over the body's model). When ok, the route is
+// decided in the headers phase without reading the body.
 func (r *ClientRequest) ModelFromHeaders() (model string, ok bool) {
 	switch {
 	case r.Deployment != "":
 		return r.Deployment, true
-	case r.Dialect == AzureAI && r.ModelDeploymentHeader != "":
-		return r.ModelDeploymentHeader, true
+	case r.ModelHeader != "":
+		return r.ModelHeader, true
 	}
 	return "", false
+}
+
+// versionRule says how a route takes ?api-version=.
+type versionRule uint8
+
+const (
+	versionAny     versionRule = iota // optional, validated
+	versionAbsent                     // the route is only this one without it
+	versionNeeded                     // the route is only this one with it
+	versionIgnored                    // not read (model lists that take any query)
+)
+
+// clientRoute is one request line a dialect's clients send: a path (prefix) and what it says.
+type clientRoute struct {
+	// path is matched exactly when op is set (the rest of the path names nothing), else as a prefix
+	// followed by the operation's path suffix.
+	path string
+	op   Operation
+	// deploymentSegment: after the prefix comes a deployment name, then "/" and the operation.
+	deploymentSegment bool
+	version           versionRule
+	// surfaceVersion is the ClientRequest.SurfaceVersion of the route; when set, only namedVersions are
+	// valid api-versions on it, else only dated ones.
+	surfaceVersion string
+	dialect        Dialect // filled from the spec that lists the route
+}
+
+// routes are every dialect's routes, exact paths first, then longer prefixes before shorter ones, so the
+// first match is the most specific.
+var routes []clientRoute
+
+func buildRoutes() {
+	routes = routes[:0]
+	for _, d := range Dialects {
+		for _, r := range d.spec().routes {
+			r.dialect = d
+			routes = append(routes, r)
+		}
+	}
+	// An insertion sort, stable, for a dozen rows (the slices package's generic sort costs the module 9 KB).
+	for i := 1; i < len(routes); i++ {
+		for j := i; j > 0 && routeBefore(&routes[j], &routes[j-1]); j-- {
+			routes[j], routes[j-1] = routes[j-1], routes[j]
+		}
+	}
+}
+
+// routeBefore orders exact routes first, then longer prefixes before shorter ones.
+func routeBefore(a, b *clientRoute) bool {
+	if exact := a.op != OpUnknown; exact != (b.op != OpUnknown) {
+		return exact
+	}
+	return len(a.path) > len(b.path)
+}
+
+// match reports whether the route serves path, and the operation and deployment it names.
+func (r *clientRoute) match(path string, hasVersion bool) (op Operation, deployment string, ok bool) {
+	switch {
+	case r.version == versionAbsent && hasVersion, r.version == versionNeeded && !hasVersion:
+		return OpUnknown, "", false
+	case r.op != OpUnknown:
+		return r.op, "", path == r.path
+	}
+	rest, found := strings.CutPrefix(path, r.path)
+	if !found {
+		return OpUnknown, "", false
+	}
+	if r.deploymentSegment {
+		deployment, rest, _ = strings.Cut(rest, "/")
+	}
+	return operationFromPath(rest), deployment, true
 }
 
 // Detect classifies a request by method and :path (query included), after stripping pathPrefix. A request
@@ -54,61 +126,47 @@ func Detect(method, path, pathPrefix string) (ClientRequest, *Error) {
 		rawPath = rest
 	}
 	version, hasVersion, verr := queryAPIVersion(rawQuery)
-
-	switch {
-	case rawPath == "/v1/models" || rawPath == "/openai/v1/models" || (rawPath == "/models" && !hasVersion):
-		req.Dialect, req.Op = OpenAI, OpListModels
-		if method != "GET" {
-			return req, NewError(ErrMethodNotAllowed, "", "model listing takes GET, not "+method)
+	var route *clientRoute
+	for i := range routes {
+		op, deployment, ok := routes[i].match(rawPath, hasVersion)
+		if !ok {
+			continue
 		}
-		return req, nil
-	case rawPath == "/openai/models":
-		// Azure OpenAI's classic model list (GET /openai/models?api-version=), answered in its own shape.
-		req.Dialect, req.Op = AzureOpenAI, OpListModels
-		if method != "GET" {
-			return req, NewError(ErrMethodNotAllowed, "", "model listing takes GET, not "+method)
+		route = &routes[i]
+		req.Dialect, req.Op, req.SurfaceVersion = route.dialect, op, route.surfaceVersion
+		if op == OpUnknown {
+			return ClientRequest{}, nil
 		}
-	case strings.HasPrefix(rawPath, "/v1/"):
-		req.Dialect, req.Op = OpenAI, operationFromPath(rawPath[len("/v1/"):])
-	case strings.HasPrefix(rawPath, "/openai/v1/"):
-		req.Dialect, req.Op, req.AzureV1 = AzureOpenAI, operationFromPath(rawPath[len("/openai/v1/"):]), true
-	case strings.HasPrefix(rawPath, "/openai/deployments/"):
-		deployment, op, _ := strings.Cut(rawPath[len("/openai/deployments/"):], "/")
-		req.Dialect, req.Op = AzureOpenAI, operationFromPath(op)
-		if req.Op != OpUnknown {
+		if route.deploymentSegment {
 			if !ValidDeployment(deployment) {
 				return req, NewError(ErrInvalidDeployment, "deployment",
 					"the deployment in the path must be 1-64 characters of A-Z, a-z, 0-9, '.', '_' or '-'")
 			}
 			req.Deployment = deployment
 		}
-	default:
-		suffix := strings.TrimPrefix(rawPath, "/models")
-		if suffix == rawPath {
-			suffix = strings.TrimPrefix(rawPath, "/")
-		} else {
-			suffix = strings.TrimPrefix(suffix, "/")
-		}
-		req.Op = operationFromPath(suffix)
-		req.Dialect = OpenAI
-		if hasVersion {
-			req.Dialect = AzureAI
-		}
+		break
 	}
-	if req.Op == OpUnknown {
+	if route == nil {
 		return ClientRequest{}, nil
 	}
-	if method != "POST" && req.Op != OpListModels {
+	if req.Op == OpListModels && method != "GET" {
+		return req, NewError(ErrMethodNotAllowed, "", "model listing takes GET, not "+method)
+	}
+	if req.Op != OpListModels && method != "POST" {
 		return req, NewError(ErrMethodNotAllowed, "", req.Op.String()+" takes POST, not "+method)
+	}
+	if route.version == versionIgnored {
+		return req, nil
 	}
 	if verr != nil {
 		return req, verr
 	}
 	if hasVersion {
-		if req.Dialect == OpenAI {
-			return req, NewError(ErrInvalidAPIVersion, "api-version", "OpenAI paths take no api-version query parameter: remove it")
+		s := req.Dialect.spec()
+		if !s.usesAPIVersion {
+			return req, NewError(ErrInvalidAPIVersion, "api-version", s.name+" paths take no api-version query parameter: remove it")
 		}
-		if err := validateAPIVersion(req.Dialect, req.AzureV1, version); err != nil {
+		if err := validateAPIVersion(s, route, version); err != nil {
 			return req, err
 		}
 		req.APIVersion = version
@@ -139,15 +197,15 @@ func queryAPIVersion(rawQuery string) (value string, found bool, err *Error) {
 	return value, found, nil
 }
 
-// validateAPIVersion checks a version against the dialect's shape: YYYY-MM-DD[-preview], or on the Azure
-// OpenAI v1 surface v1, latest or preview.
-func validateAPIVersion(d Dialect, azureV1 bool, v string) *Error {
-	if azureV1 {
-		if IsAzureOpenAIV1(v) {
+// validateAPIVersion checks a client's version against its route: a surface with its own version names
+// takes only those, the others take dated versions (YYYY-MM-DD[-preview]).
+func validateAPIVersion(s *dialectSpec, route *clientRoute, v string) *Error {
+	if route.surfaceVersion != "" {
+		if inList(s.namedVersions, v) {
 			return nil
 		}
-		return NewError(ErrInvalidAPIVersion, "api-version",
-			"the Azure OpenAI v1 surface takes api-version v1, latest or preview (or none), not "+quoteForMessage(v))
+		return NewError(ErrInvalidAPIVersion, "api-version", "this "+s.name+" surface takes api-version "+
+			strings.Join(s.namedVersions, ", ")+" (or none), not "+quoteForMessage(v))
 	}
 	if IsDatedAPIVersion(v) {
 		return nil
@@ -195,11 +253,14 @@ func quoteForMessage(s string) string {
 	return strings.ToValidUTF8(strconv.Quote(s), "\uFFFD")
 }
 
-// RefineWithBody applies what only the body can tell: an OpenAI-path request that carries chain_id is an
-// EternalAI client.
+// RefineWithBody applies what only the body can tell: a dialect may claim a request detected as another one
+// (an OpenAI-path request that carries chain_id is an EternalAI client).
 func (r *ClientRequest) RefineWithBody(body *RequestBody) {
-	if r.Dialect == OpenAI && body.HasChainID {
-		r.Dialect = EternalAI
+	for _, d := range Dialects {
+		if d != r.Dialect && d.spec().claimsRequest(r, body) {
+			r.Dialect = d
+			return
+		}
 	}
 }
 

@@ -17,7 +17,7 @@ func TestDetect(t *testing.T) {
 		{"GET", "/v1/models", "", OpenAI, OpListModels, "", "", false, ""},
 		{"GET", "/models", "", OpenAI, OpListModels, "", "", false, ""},
 		{"POST", "/v1/models", "", OpenAI, OpListModels, "", "", false, ErrMethodNotAllowed},
-		{"GET", "/openai/v1/models", "", OpenAI, OpListModels, "", "", false, ""},
+		{"GET", "/openai/v1/models", "", AzureOpenAI, OpListModels, "", "", true, ""},
 		{"GET", "/openai/models?api-version=2024-10-21", "", AzureOpenAI, OpListModels, "", "2024-10-21", false, ""},
 		{"GET", "/openai/models", "", AzureOpenAI, OpListModels, "", "", false, ""},
 		{"POST", "/openai/models?api-version=2024-10-21", "", AzureOpenAI, OpListModels, "", "", false, ErrMethodNotAllowed},
@@ -63,7 +63,7 @@ func TestDetect(t *testing.T) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			if req.Dialect != tt.dialect || req.Op != tt.op || req.Deployment != tt.deployment ||
-				req.APIVersion != tt.version || req.AzureV1 != tt.azureV1 {
+				req.APIVersion != tt.version || (req.SurfaceVersion == "v1") != tt.azureV1 {
 				t.Errorf("got %+v", req)
 			}
 		})

@@ -1,6 +1,12 @@
-// Package translate knows the four LLM HTTP dialects (OpenAI, Azure OpenAI, Azure AI Model Inference and
+// Package translate knows the LLM HTTP dialects (OpenAI, Azure OpenAI, Azure AI Model Inference and
 // EternalAI) and converts requests, responses, errors and SSE streams between them. It is pure Go: the
-// proxy-wasm glue lives in plugin/.
+// proxy-wasm glue lives in plugin/, JSON scanning in internal/jsonscan and SSE framing in internal/sse.
+//
+// Each dialect is one file (openai.go, azureopenai.go, azureai.go, eternalai.go) that fills a dialectSpec:
+// its data (operations, auth, api-versions, parameter lists) and its hooks (client routes, upstream path and
+// headers, body field rules, answer and stream edits, error envelope, provider settings). The code outside
+// those files reads the specs and never asks which dialect it holds. docs/adding-a-dialect.md walks through
+// adding one.
 package translate
 
 import (
@@ -8,23 +14,56 @@ import (
 	"strings"
 )
 
-// Dialect is one of the four HTTP API dialects the filter speaks.
+// Dialect is one of the HTTP API dialects the filter speaks.
 type Dialect uint8
 
 const (
-	// DialectUnknown is the zero value: a request the filter does not recognise.
+	// DialectUnknown is the zero value: a request the filter does not recognise. It is answered in the hub
+	// dialect's envelope.
 	DialectUnknown Dialect = iota
 	OpenAI
 	AzureOpenAI
 	AzureAI
 	EternalAI
 	// DialectLimit is one past the last dialect: tables indexed by Dialect have this length. A new dialect is
-	// added before it.
+	// added before it, and to specs below.
 	DialectLimit
 )
 
+// specs is the dialect list: each dialect's table, filled in its own file.
+var specs = [DialectLimit]*dialectSpec{
+	OpenAI:      &openAISpec,
+	AzureOpenAI: &azureOpenAISpec,
+	AzureAI:     &azureAISpec,
+	EternalAI:   &eternalAISpec,
+}
+
+// hub is the dialect whose envelope answers a client the filter could not place (an unknown path).
+const hub = OpenAI
+
 // Dialects lists every known dialect in a stable order (tests and tables iterate it).
-var Dialects = []Dialect{OpenAI, AzureOpenAI, AzureAI, EternalAI}
+var Dialects = func() []Dialect {
+	var list []Dialect
+	for d := DialectUnknown + 1; d < DialectLimit; d++ {
+		list = append(list, d)
+	}
+	return list
+}()
+
+func (d Dialect) spec() *dialectSpec {
+	if d < DialectLimit {
+		return specs[d]
+	}
+	return nil
+}
+
+// answering is the spec whose envelope answers a client of this dialect: the hub's for an unknown one.
+func (d Dialect) answering() *dialectSpec {
+	if s := d.spec(); s != nil {
+		return s
+	}
+	return specs[hub]
+}
 
 func (d Dialect) String() string {
 	if s := d.spec(); s != nil {
@@ -35,17 +74,15 @@ func (d Dialect) String() string {
 
 // ParseDialect reads a dialect name as written in the plugin configuration.
 func ParseDialect(name string) (Dialect, error) {
+	names := make([]string, 0, len(Dialects))
 	for _, d := range Dialects {
 		if d.String() == name {
 			return d, nil
 		}
+		names = append(names, d.String())
 	}
-	return DialectUnknown, fmt.Errorf("unknown dialect %q: use one of openai, azure-openai, azure-ai, eternalai", name)
+	return DialectUnknown, fmt.Errorf("unknown dialect %q: use one of %s", name, strings.Join(names, ", "))
 }
-
-// OpenAIFamily reports whether the dialect uses the OpenAI error envelope
-// {"error":{"message","type","param","code"}}; only Azure AI Model Inference does not.
-func (d Dialect) OpenAIFamily() bool { return d != AzureAI && d != DialectUnknown }
 
 // Supports reports whether the dialect has the operation at all.
 func (d Dialect) Supports(op Operation) bool {
@@ -54,9 +91,13 @@ func (d Dialect) Supports(op Operation) bool {
 }
 
 // DefaultBasePath is the path prefix a provider of this dialect uses when the configuration names none.
-func (d Dialect) DefaultBasePath() string {
+func (d Dialect) DefaultBasePath() string { return DefaultBasePathForHost(d, "") }
+
+// DefaultBasePathForHost is the base path for a provider host when the configuration names none; some
+// dialects serve their routes under a prefix that depends on the kind of endpoint.
+func DefaultBasePathForHost(d Dialect, host string) string {
 	if s := d.spec(); s != nil {
-		return s.defaultBasePath
+		return s.basePath(host)
 	}
 	return ""
 }
@@ -86,6 +127,39 @@ func ProviderHasOperation(d Dialect, op Operation, apiVersion string) bool {
 	return d.Supports(op) && (apiVersion == "" || d.spec().versionsOf(op).has(apiVersion))
 }
 
+// ModelHeader is the request header in which a client of this dialect may name its model instead of the
+// body ("" when the dialect has none); the plugin reads it into ClientRequest.ModelHeader.
+func (d Dialect) ModelHeader() string {
+	if s := d.spec(); s != nil {
+		return s.modelHeader
+	}
+	return ""
+}
+
+// PolicyHeader is the request header in which a client of this dialect may override its provider's policy
+// ("" when the dialect has none); the plugin reads it into ClientRequest.PolicyHeader.
+func (d Dialect) PolicyHeader() string {
+	if s := d.spec(); s != nil {
+		return s.policyHeader
+	}
+	return ""
+}
+
+// DecisiveHeaders are the request headers that decide authentication or routing for some dialect: the
+// credential headers and every dialect's model and policy headers. Sent twice, the filter could read one
+// value and the provider another.
+func DecisiveHeaders() []string {
+	list := append([]string(nil), ClientCredentialHeaders...)
+	for _, d := range Dialects {
+		for _, h := range [...]string{d.spec().modelHeader, d.spec().policyHeader} {
+			if h != "" && !inList(list, h) {
+				list = append(list, h)
+			}
+		}
+	}
+	return list
+}
+
 // opVersions says which api-versions of a dialect have an operation that not all of its versions have.
 type opVersions struct {
 	op Operation
@@ -110,6 +184,11 @@ func (s *dialectSpec) versionsOf(op Operation) *opVersions {
 
 // has reports whether api-version v has the operation (a nil entry: every version has it).
 func (r *opVersions) has(v string) bool { return r == nil || inList(r.versions, v) != r.lacking }
+
+// validVersion reports whether v is an api-version the dialect takes: a dated one, or one of its names.
+func (s *dialectSpec) validVersion(v string) bool {
+	return IsDatedAPIVersion(v) || inList(s.namedVersions, v)
+}
 
 func inList(list []string, s string) bool {
 	for _, v := range list {
@@ -153,6 +232,7 @@ func (op Operation) String() string {
 	return "unknown"
 }
 
+// operationFromPath is the POST operation a path suffix names (model listing is a route of its own).
 func operationFromPath(suffix string) Operation {
 	for op := OpChatCompletions; op <= OpEmbeddings; op++ {
 		if operationPaths[op] == suffix {
@@ -180,41 +260,93 @@ const (
 	authAPIKeyBearer                  // both, as the Azure AI JS SDK sends
 )
 
-// dialectSpec is the data that describes one dialect. Each dialect file fills one in; the translation code
-// reads these tables instead of branching on the dialect.
+// dialectSpec is everything the filter knows about one dialect: data the generic code reads, and hooks it
+// calls. Every hook must be set (TestEveryDialectFillsEveryHook): a dialect without a rule of some kind says
+// so with the shared no-op (noHeadEdits, noBodyRules...), so a reader of its file sees all of its behaviour.
 type dialectSpec struct {
-	name              string
-	operations        uint8
-	defaultBasePath   string
+	name       string
+	operations uint8
+
+	// Request line and headers.
+	// routes are the request lines clients of this dialect send (detect.go matches them).
+	routes []clientRoute
+	// basePath is the upstream path prefix for a provider host when the configuration names none.
+	basePath func(host string) string
+	// upstreamPath appends the upstream :path (query included) for a resolved api-version.
+	upstreamPath func(b []byte, req *ClientRequest, t *Target, version string) ([]byte, *Error)
+	// headEdits adds the dialect's own upstream request headers.
+	headEdits func(head *UpstreamHead, req *ClientRequest, t *Target, version string) *Error
+	// ownHeaders are request headers that mean something to this dialect only: removed toward any other.
+	ownHeaders []string
+	// modelHeader is the request header a client may name its model in ("" for none); it routes the request
+	// like a deployment in the path.
+	modelHeader string
+	// policyHeader is a request header a client may send to override its provider's policy toward a provider
+	// of its own dialect ("" for none).
+	policyHeader string
+	auth         authStyle
+
+	// api-versions.
+	usesAPIVersion    bool
 	defaultAPIVersion string
-	auth              authStyle
-	// completionsDefaultMaxTokens is the max_tokens a completions request gets when it names none.
-	completionsDefaultMaxTokens int
+	// namedVersions are api-version values besides the dated ones (YYYY-MM-DD[-preview]).
+	namedVersions []string
+	// versionHint says what a valid api-version looks like, for configuration errors.
+	versionHint string
+	// versionedOps lists the operations only some api-versions have; a request whose api-version lacks its
+	// operation is refused locally rather than sent to a path the service does not have.
+	versionedOps []opVersions
+
+	// Request bodies.
+	// claimsRequest reports whether a request detected as another dialect is really this one, by its body.
+	claimsRequest func(req *ClientRequest, body *RequestBody) bool
+	// bodyModel is the model the upstream body names, and whether it names one.
+	bodyModel func(req *ClientRequest, t *Target, version string) (string, bool)
+	// prepareBody computes what the dialect's body rules share, before the members are planned.
+	prepareBody func(c *renderContext) *Error
+	// bodyRules are the dialect's rows of the request rules (rules.go): what it does with a kind of field.
+	bodyRules []bodyRule
+	// bodyAdditions append fields the dialect needs and the body lacks.
+	bodyAdditions []bodyAddition
 	// ownFields are request fields only this dialect understands; they are removed when the request goes
 	// to a provider of another dialect.
 	ownFields []string
 	// knownParams, when set for an operation, lists the request fields the dialect accepts; anything else
-	// is an extra parameter subject to the provider's extra_parameters policy (Azure AI only).
+	// is an extra parameter subject to the provider's extra_parameters policy.
 	knownParams map[Operation][]string
-	// usesAPIVersion: requests carry ?api-version=.
-	usesAPIVersion bool
-	// versionedOps lists the operations only some api-versions have; a request whose api-version lacks its
-	// operation is refused locally rather than sent to a path the service does not have.
-	versionedOps []opVersions
-	// wantsOrgHeaders: OpenAI-Organization and OpenAI-Project mean something to this dialect.
-	wantsOrgHeaders bool
-	// stopMustBeArray / inputMustBeArray: a string value is wrapped as a one-element array.
-	stopMustBeArray  bool
-	inputMustBeArray bool
-	// maxTokensOnly: the dialect knows max_tokens but not max_completion_tokens.
-	maxTokensOnly bool
-	// chainID: the request carries chain_id (a string).
-	chainID bool
-	// keepsAzureAnnotations: content-filter annotations are part of this dialect's answers.
-	keepsAzureAnnotations bool
-	// streamToolCallsLackIndex: streamed tool-call deltas from this dialect's providers carry no "index".
-	streamToolCallsLackIndex bool
+	// completionsDefaultMaxTokens is the max_tokens a completions request gets when it names none.
+	completionsDefaultMaxTokens int
+	// streamUsageOption: the dialect takes stream_options.include_usage, so the gateway can ask for usage.
+	streamUsageOption bool
+	// encodingFormats are the embeddings encoding_format values its providers take; nil: any, the provider
+	// judges.
+	encodingFormats []string
+
+	// Answers, from this dialect's providers to clients of other dialects.
+	// editsAnswers reports whether its answers may need edits for such a client.
+	editsAnswers func(x *Exchange) bool
+	// answerKeys are top-level answer (and stream event) members only this dialect's providers send.
+	answerKeys []answerKey
+	// dropsEvent reports whether a stream event is the dialect's own and has no place in another's stream.
+	dropsEvent func(x *Exchange, ev *eventParts) bool
+	// editEvent rewrites the parts of a stream event the dialect's providers send differently.
+	editEvent func(s *Stream, ev *eventParts)
+	// modelObject ends a model-list entry in the dialect's shape (after "id").
+	modelObject func(req *ClientRequest, owner string) string
+
+	// Errors.
+	errors errorEnvelope
+
+	// Configuration: provider and model keys only this dialect takes, with their checks.
+	providerKeys []configKey
+	modelKeys    []configKey
+
+	// rulesByKind is bodyRules over the shared rules, indexed by field kind (built at start).
+	rulesByKind [fieldKindCount]func(c *renderContext, i int, p *memberPlan) *Error
 }
+
+// always is a basePath hook for a dialect whose default prefix does not depend on the host.
+func always(prefix string) func(string) string { return func(string) string { return prefix } }
 
 // fieldInfo is everything the translator knows about one top-level request field name, gathered from the
 // dialect tables at start so that rendering looks each body key up once.
@@ -226,6 +358,9 @@ type fieldInfo struct {
 }
 
 var fieldTable = map[string]fieldInfo{}
+
+// headersToRemove lists, per target dialect, the ownHeaders of the other dialects.
+var headersToRemove [DialectLimit][]string
 
 func init() {
 	for name, kind := range fieldKinds {
@@ -245,7 +380,14 @@ func init() {
 				fieldTable[f] = info
 			}
 		}
+		for _, other := range Dialects {
+			if other != d {
+				headersToRemove[d] = append(headersToRemove[d], other.spec().ownHeaders...)
+			}
+		}
+		s.rulesByKind = rulesByKind(s)
 	}
+	buildRoutes()
 }
 
 func stringSet(names []string) map[string]struct{} {
@@ -256,42 +398,14 @@ func stringSet(names []string) map[string]struct{} {
 	return set
 }
 
-func (d Dialect) spec() *dialectSpec {
-	switch d {
-	case OpenAI:
-		return &openAISpec
-	case AzureOpenAI:
-		return &azureOpenAISpec
-	case AzureAI:
-		return &azureAISpec
-	case EternalAI:
-		return &eternalAISpec
-	}
-	return nil
-}
-
-// DefaultBasePathForHost is the base path for a provider host when the configuration names none: Azure AI
-// services endpoints (*.services.ai.azure.com) serve the inference routes under /models.
-func DefaultBasePathForHost(d Dialect, host string) string {
-	if d == AzureAI {
-		name, _, _ := strings.Cut(host, ":")
-		if strings.HasSuffix(strings.ToLower(name), ".services.ai.azure.com") {
-			return "/models"
-		}
-	}
-	return d.DefaultBasePath()
-}
-
 // ValidateProviderAPIVersion checks a configured api_version for a provider's dialect.
 func ValidateProviderAPIVersion(d Dialect, v string) error {
-	if !d.spec().usesAPIVersion {
+	s := d.spec()
+	if !s.usesAPIVersion {
 		return fmt.Errorf("%s providers take no api-version; remove api_version", d)
 	}
-	if d == AzureOpenAI && IsAzureOpenAIV1(v) || IsDatedAPIVersion(v) {
+	if s.validVersion(v) {
 		return nil
 	}
-	if d == AzureOpenAI {
-		return fmt.Errorf("%q must look like 2024-10-21 or 2025-04-01-preview, or be v1, latest or preview for the v1 surface", v)
-	}
-	return fmt.Errorf("%q must look like 2024-05-01-preview or 2025-04-01", v)
+	return fmt.Errorf("%q must look like %s", v, s.versionHint)
 }

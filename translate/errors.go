@@ -96,58 +96,23 @@ type errorFields struct {
 	details string // raw JSON of Azure details, kept for Azure AI clients
 }
 
-// errorType is the OpenAI "type" for a status when the upstream gave none.
-func errorType(status int) string {
-	switch {
-	case status == 401:
-		return "authentication_error"
-	case status == 403:
-		return "permission_error"
-	case status == 429:
-		return "rate_limit_error"
-	case status >= 500:
-		return "server_error"
-	}
-	return "invalid_request_error"
+// errorEnvelope is how a dialect's clients receive errors and its providers send them.
+type errorEnvelope struct {
+	// write appends an error in the envelope.
+	write func(b []byte, f *errorFields) []byte
+	// recognises reports whether an upstream error's "error" object (with a string message) is already in
+	// the envelope, so a client of the same dialect gets it untouched.
+	recognises func(e gjson.Result) bool
+	// unprocessableAs400: the dialect's SDKs treat 422 as unexpected, so its clients see 400.
+	unprocessableAs400 bool
 }
 
 func renderError(client Dialect, f errorFields) []byte {
 	b := make([]byte, 0, 128+len(f.message)+len(f.inner)+len(f.details))
-	b = append(b, `{"error":{`...)
-	if client == AzureAI {
-		b = append(b, `"code":`...)
-		b = jsonscan.AppendString(b, orDefault(f.code, statusCode(f.status)))
-		b = append(b, `,"message":`...)
-		b = jsonscan.AppendString(b, f.message)
-		b = append(b, `,"status":`...)
-		b = strconv.AppendInt(b, int64(f.status), 10)
-		if f.param != "" {
-			b = append(b, `,"target":`...)
-			b = jsonscan.AppendString(b, f.param)
-		}
-		b = append(b, `,"details":`...)
-		if f.details != "" {
-			b = append(b, f.details...)
-		} else {
-			b = append(b, `[]`...)
-		}
-		return append(b, `}}`...)
-	}
-	b = append(b, `"message":`...)
-	b = jsonscan.AppendString(b, f.message)
-	b = append(b, `,"type":`...)
-	b = jsonscan.AppendString(b, orDefault(f.typ, errorType(f.status)))
-	b = append(b, `,"param":`...)
-	b = appendNullableString(b, f.param)
-	b = append(b, `,"code":`...)
-	b = appendNullableString(b, f.code)
-	if client == AzureOpenAI && f.inner != "" {
-		b = append(b, `,"innererror":`...)
-		b = append(b, f.inner...)
-	}
-	return append(b, `}}`...)
+	return client.answering().errors.write(b, &f)
 }
 
+// statusCode is the code name of an HTTP status, for envelopes that want a code when the upstream gave none.
 func statusCode(status int) string {
 	switch status {
 	case 400:
@@ -194,12 +159,12 @@ func appendNullableString(b []byte, s string) []byte {
 // maxUpstreamMessage bounds how much of a non-JSON upstream body is quoted back to the client.
 const maxUpstreamMessage = 512
 
-// TranslateError turns an upstream error response of any provider shape into the client's envelope and
+// ErrorAnswer turns an upstream error response of any provider shape into the client's envelope and
 // returns the status the client should see. It understands the OpenAI envelope, Azure OpenAI's (string or
 // numeric codes, innererror or inner_error), both Azure AI forms (Azure.Core envelope and the flat
 // {status,code,message,detail} form), a bare {"error":"text"} and non-JSON bodies such as a load balancer's
 // HTML page.
-func TranslateError(client, provider Dialect, status int, body []byte) (int, []byte) {
+func ErrorAnswer(client, provider Dialect, status int, body []byte) (int, []byte) {
 	if client == provider && hasErrorEnvelope(client, body) {
 		// Already in the client's own envelope: forward it untouched, details and all.
 		return status, body
@@ -215,13 +180,7 @@ func hasErrorEnvelope(d Dialect, body []byte) bool {
 		return false
 	}
 	e := gjson.GetBytes(body, "error")
-	if !e.IsObject() || e.Get("message").Type != gjson.String {
-		return false
-	}
-	if d == AzureAI {
-		return e.Get("code").Type == gjson.String
-	}
-	return e.Get("type").Exists() && e.Get("param").Exists() && e.Get("code").Exists()
+	return e.IsObject() && e.Get("message").Type == gjson.String && d.answering().errors.recognises(e)
 }
 
 func parseUpstreamError(status int, body []byte) errorFields {

@@ -68,7 +68,7 @@ func TestTranslateError(t *testing.T) {
 			if provider == DialectUnknown {
 				provider = EternalAI // another dialect than most clients: the envelope must be rebuilt
 			}
-			status, body := TranslateError(tt.client, provider, tt.status, []byte(tt.body))
+			status, body := ErrorAnswer(tt.client, provider, tt.status, []byte(tt.body))
 			if status != tt.wantCode {
 				t.Errorf("status %d, want %d", status, tt.wantCode)
 			}

@@ -1,18 +1,86 @@
 package translate
 
-// EternalAI: OpenAI's shapes plus a string chain_id in requests and onchain_data in answers.
+import (
+	"fmt"
+
+	"github.com/aidialect/aidialect/internal/jsonscan"
+)
+
+// EternalAI: OpenAI's shapes plus a string chain_id in requests (the chain that serves the model) and
+// onchain_data in answers. https://docs.eternalai.org/
 var eternalAISpec = dialectSpec{
-	name:                        "eternalai",
-	operations:                  ops(OpChatCompletions, OpCompletions),
-	defaultBasePath:             "/v1",
-	auth:                        authBearer,
-	completionsDefaultMaxTokens: 16,
+	name:       "eternalai",
+	operations: ops(OpChatCompletions, OpCompletions),
+	// Its clients use OpenAI's paths; claimsRequest tells them apart by chain_id.
+	routes:       nil,
+	basePath:     always("/v1"),
+	upstreamPath: plainPath,
+	headEdits:    noHeadEdits,
+	auth:         authBearer,
+
+	claimsRequest:               claimsChainID,
+	bodyModel:                   modelInBody,
+	prepareBody:                 chooseChainID,
+	bodyRules:                   []bodyRule{{fieldChainID, planChainID}},
+	bodyAdditions:               []bodyAddition{addChainID},
 	ownFields:                   []string{"chain_id"},
-	chainID:                     true,
+	completionsDefaultMaxTokens: 16,
+	streamUsageOption:           true,
+	encodingFormats:             []string{"float", "base64"},
+
+	editsAnswers: func(x *Exchange) bool { return x.Onchain != OnchainKeep },
+	answerKeys:   []answerKey{{name: "onchain_data", headerPrefix: "x-onchain-", fate: onchainFate}},
+	dropsEvent:   dropsNoEvent,
+	editEvent:    noEventEdits,
+	modelObject:  openAIModelObject,
+
+	errors:       openAIEnvelope,
+	providerKeys: []configKey{chainIDKey},
+	modelKeys:    []configKey{chainIDKey},
 }
 
 // DefaultChainID is EternalAI's documented default chain ("Symbiosis").
 const DefaultChainID = "45762"
+
+// claimsChainID: an OpenAI-path request whose body carries chain_id is an EternalAI client.
+func claimsChainID(req *ClientRequest, body *RequestBody) bool {
+	return req.Dialect == OpenAI && body.HasChainID
+}
+
+// chooseChainID picks the chain: the model entry's, else the client's, else the provider's, else the default.
+func chooseChainID(c *renderContext) *Error {
+	c.chainID = firstNonEmpty(c.t.ChainID, c.body.ChainID, c.t.DefaultChainID, DefaultChainID)
+	return nil
+}
+
+// planChainID writes the chosen chain over the client's (a number becomes a string, an escaped key plain).
+func planChainID(c *renderContext, i int, p *memberPlan) *Error {
+	p.settled = true
+	if m := c.body.members[i]; !isJSONStringOf(m.Value(c.body.src), c.chainID) || m.KeyEscaped {
+		p.edit, p.str = editString, c.chainID
+	}
+	return nil
+}
+
+func addChainID(c *renderContext) (string, []byte, bool) {
+	if c.body.has(fieldChainID) {
+		return "", nil, false
+	}
+	return "chain_id", jsonscan.AppendString(nil, c.chainID), true
+}
+
+// chainIDKey is a provider's or model's pinned chain.
+var chainIDKey = configKey{name: "chain_id", check: func(v string) error {
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return fmt.Errorf("%q must be a decimal chain id such as \"45762\"", v)
+		}
+	}
+	if v == "" || len(v) > 20 {
+		return fmt.Errorf("%q must be a decimal chain id such as \"45762\"", v)
+	}
+	return nil
+}}
 
 // OnchainData says what happens to EternalAI's onchain_data in answers to clients of other dialects.
 type OnchainData uint8
@@ -25,6 +93,16 @@ const (
 	// OnchainKeep leaves it in the body.
 	OnchainKeep
 )
+
+func onchainFate(x *Exchange) keyFate {
+	switch x.Onchain {
+	case OnchainKeep:
+		return keepKey
+	case OnchainStrip:
+		return dropKey
+	}
+	return keyToHeaders
+}
 
 // ParseOnchainData reads the onchain_data configuration value.
 func ParseOnchainData(s string) (OnchainData, bool) {

@@ -11,12 +11,12 @@ import (
 // callers drop a body whose footprint grew too large instead of reusing it.
 func (b *RequestBody) Footprint() int {
 	return cap(b.members)*int(unsafe.Sizeof(jsonscan.Member{})) + cap(b.names)*int(unsafe.Sizeof("")) +
-		cap(b.fields)*int(unsafe.Sizeof(fieldInfo{}))
+		cap(b.fields)*int(unsafe.Sizeof(fieldInfo{})) + cap(b.plans)*int(unsafe.Sizeof(memberPlan{}))
 }
 
-// Footprint is the bytes of reusable buffers a StreamTranslator keeps between streams (see
+// Footprint is the bytes of reusable buffers a Stream keeps between streams (see
 // RequestBody.Footprint).
-func (s *StreamTranslator) Footprint() int {
+func (s *Stream) Footprint() int {
 	return cap(s.out) + cap(s.edit) + cap(s.last) + cap(s.carry) + cap(s.members)*int(unsafe.Sizeof(jsonscan.Member{})) +
 		len(s.toolIndex)*64 + s.framer.Footprint()
 }
@@ -26,11 +26,13 @@ func (s *StreamTranslator) Footprint() int {
 func (b *RequestBody) Release() {
 	clear(b.seen)
 	clear(b.names)
-	*b = RequestBody{members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen}
+	clear(b.plans) // a plan may hold a rewritten value (each rendering clears what it used: cap is never walked)
+	*b = RequestBody{members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen, plans: b.plans[:0]}
 }
 
 // Release drops the translator's view of the last chunk it was fed, keeping its buffers for the next stream.
-func (s *StreamTranslator) Release() {
+func (s *Stream) Release() {
 	s.framer.Reset()
+	s.parts = eventParts{}
 	clear(s.toolIndex)
 }

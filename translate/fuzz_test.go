@@ -117,7 +117,7 @@ func FuzzTranslateError(f *testing.F) {
 		}
 		client := Dialects[int(selector)%len(Dialects)]
 		provider := Dialects[int(selector/4)%len(Dialects)]
-		got, out := TranslateError(client, provider, status, body)
+		got, out := ErrorAnswer(client, provider, status, body)
 		if got < 100 || got > 599 {
 			t.Fatalf("status %d", got)
 		}
@@ -138,7 +138,7 @@ func FuzzTranslateJSON(f *testing.F) {
 			Op:       OpChatCompletions,
 			Onchain:  OnchainData(int(selector/16) % 3),
 		}
-		out, headers, _, err := TranslateJSON(nil, &x, body)
+		out, headers, _, err := Answer(nil, &x, body)
 		if err != nil {
 			return
 		}
@@ -174,7 +174,7 @@ func FuzzStreamChunking(f *testing.F) {
 			Tools:        selector&0x80 != 0,
 		}
 		translate := func(sizes []byte) []byte {
-			s := NewStreamTranslator(x, 1<<16)
+			s := NewStream(x, 1<<16)
 			var out []byte
 			rest := stream
 			for i := 0; len(rest) > 0; i++ {

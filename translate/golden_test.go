@@ -54,8 +54,12 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 	if !creq.Known() {
 		t.Fatalf("request %s %s not recognised", method, path)
 	}
-	creq.ModelDeploymentHeader = req.Header("azureml-model-deployment")
-	creq.ExtraParameters = req.Header("extra-parameters")
+	if name := creq.Dialect.ModelHeader(); name != "" {
+		creq.ModelHeader = req.Header(name)
+	}
+	if name := creq.Dialect.PolicyHeader(); name != "" {
+		creq.PolicyHeader = req.Header(name)
+	}
 	if e != nil {
 		return localError(creq.Dialect, e)
 	}
@@ -136,12 +140,12 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 	result := exchangeResult{upstream: &up}
 	switch {
 	case status >= 400:
-		newStatus, b := TranslateError(x.Client, x.Provider, status, resp.Body)
+		newStatus, b := ErrorAnswer(x.Client, x.Provider, status, resp.Body)
 		out.First, out.Body = strconv.Itoa(newStatus), b
 		outHeaders = outHeaders.set("content-type", "application/json")
 	case strings.Contains(resp.Header("content-type"), "text/event-stream"):
 		result.streamWith = func(size int) []byte {
-			st := NewStreamTranslator(x, 0)
+			st := NewStream(x, 0)
 			var all []byte
 			for rest := resp.Body; len(rest) > 0; {
 				n := min(size, len(rest))
@@ -156,7 +160,7 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 		}
 		out.Body = result.streamWith(len(resp.Body) + 1)
 	default:
-		b, hs, _, err := TranslateJSON(nil, &x, resp.Body)
+		b, hs, _, err := Answer(nil, &x, resp.Body)
 		if err != nil {
 			t.Fatalf("response: %v", err)
 		}

@@ -36,7 +36,7 @@ func TestStreamFragmentAtCloseIsDropped(t *testing.T) {
 	for name, x := range exchanges {
 		for _, tt := range tests {
 			for _, size := range []int{len(tt.stream), 1, 3, 16} {
-				s := NewStreamTranslator(x, 0)
+				s := NewStream(x, 0)
 				var out []byte
 				for _, piece := range chunks(tt.stream, size) {
 					b, err := s.Write([]byte(piece))
@@ -91,32 +91,6 @@ func dataEvents(t *testing.T, stream []byte) []string {
 	return data
 }
 
-func TestRedactor(t *testing.T) {
-	r := NewRedactor("", "short", "sk-long-provider-key", "sk-long-provider-key-2", "sk-long-provider-key")
-	clean := []byte(`{"a":"short sk-long"}`)
-	if got := r.Redact(clean); &got[0] != &clean[0] {
-		t.Errorf("clean input copied")
-	}
-	in := []byte(`x sk-long-provider-key-2 y sk-long-provider-key z short`)
-	if got := string(r.Redact(in)); got != `x `+Redacted+` y `+Redacted+` z short` {
-		t.Errorf("%s", got)
-	}
-	if string(in) != `x sk-long-provider-key-2 y sk-long-provider-key z short` {
-		t.Errorf("the input was modified")
-	}
-	if !r.FoundString("a sk-long-provider-key") || r.FoundString("sk-long-provider") || r.Found(nil) {
-		t.Errorf("Found")
-	}
-	silly := NewRedactor("redacted", "[redacted]")
-	if got := string(silly.Redact([]byte("a redacted b"))); !strings.HasPrefix(got, "a [") || strings.Contains(got, "redacted b") {
-		t.Errorf("%q", got)
-	}
-	empty := NewRedactor("", "k", "1234567")
-	if !empty.Empty() || empty.Found([]byte("k 1234567")) {
-		t.Errorf("keys under %d bytes must not be looked for", MinRedactedKeyBytes)
-	}
-}
-
 // TestUpstreamMemberTablesAreCapped: an upstream answer or stream event with more top-level keys than any
 // real one is not split into an unbounded member table; the answer is reported unreadable (the caller
 // forwards it as it came) and the event is forwarded untouched.
@@ -129,10 +103,10 @@ func TestUpstreamMemberTablesAreCapped(t *testing.T) {
 	b.WriteString(`}`)
 	wide := b.String()
 	x := Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}
-	if _, _, _, err := TranslateJSON(nil, &x, []byte(wide)); err == nil {
+	if _, _, _, err := Answer(nil, &x, []byte(wide)); err == nil {
 		t.Error("an answer with more than maxTopLevelMembers keys was translated")
 	}
-	s := NewStreamTranslator(x, 0)
+	s := NewStream(x, 0)
 	event := "data: " + wide + "\n\n"
 	out, err := s.Write([]byte(event))
 	if err != nil {

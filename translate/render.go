@@ -41,31 +41,6 @@ type UpstreamHead struct {
 	Remove []string
 }
 
-// headersOnlyFor lists request headers that mean something to one dialect only; they are removed on the way
-// to any other.
-var headersOnlyFor = []struct {
-	name    string
-	dialect Dialect
-}{
-	{"openai-organization", OpenAI},
-	{"openai-project", OpenAI},
-	{"extra-parameters", AzureAI},
-	{"azureml-model-deployment", AzureAI},
-}
-
-// headersToRemove lists, per target dialect, the headersOnlyFor entries of the other dialects.
-var headersToRemove = func() map[Dialect][]string {
-	m := map[Dialect][]string{}
-	for _, d := range Dialects {
-		for _, h := range headersOnlyFor {
-			if h.dialect != d {
-				m[d] = append(m[d], h.name)
-			}
-		}
-	}
-	return m
-}()
-
 // RenderHead builds the upstream :path and the dialect header edits (credentials aside: see AuthHeaders).
 // It needs no body, so a route decided by the request line can go out before the body arrives.
 func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
@@ -78,60 +53,33 @@ func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
 	if err != nil {
 		return head, err
 	}
-	var path strings.Builder
-	path.Grow(len(t.BasePath) + 64)
-	path.WriteString(t.BasePath)
-	switch {
-	case t.Dialect == AzureOpenAI && IsAzureOpenAIV1(version):
-		path.WriteString("/v1/")
-		path.WriteString(req.Op.PathSuffix())
-		if version != "v1" {
-			path.WriteString("?api-version=" + version)
-		}
-	case t.Dialect == AzureOpenAI:
-		deployment := t.Deployment
-		if deployment == "" {
-			deployment = t.Model
-		}
-		if !ValidDeployment(deployment) {
-			return head, NewError(ErrInvalidDeployment, "model", "the model name "+quoteForMessage(deployment)+
-				" cannot be an Azure deployment name (1-64 of A-Z a-z 0-9 . _ -): configure a deployment for it")
-		}
-		path.WriteString("/deployments/" + deployment + "/" + req.Op.PathSuffix() + "?api-version=" + version)
-	default:
-		path.WriteString("/" + req.Op.PathSuffix())
-		if version != "" {
-			path.WriteString("?api-version=" + version)
-		}
+	target := t.Dialect.spec()
+	path := make([]byte, 0, len(t.BasePath)+64)
+	if path, err = target.upstreamPath(append(path, t.BasePath...), req, t, version); err != nil {
+		return head, err
 	}
-	head.Path = path.String()
-
+	head.Path = string(path)
 	head.Remove = headersToRemove[t.Dialect]
-	if t.Dialect == AzureAI {
-		policy, e := extraPolicy(req, t)
-		if e != nil {
-			return head, e
-		}
-		head.Set = append(head.Set, Header{"extra-parameters", policy.headerValue(version)})
-		if t.Deployment != "" {
-			if !ValidDeployment(t.Deployment) {
-				return head, NewError(ErrInvalidDeployment, "deployment", "the configured deployment is not a valid name")
-			}
-			head.Set = append(head.Set, Header{"azureml-model-deployment", t.Deployment})
-		} else if req.Dialect != AzureAI {
-			// Azure routes on this header. Only an Azure AI client's own header chose this route (it was the
-			// model that was resolved and authorised); from any other client it would pick a deployment the
-			// gateway never checked. The full slice expression keeps the shared table from being appended to.
-			head.Remove = append(head.Remove[:len(head.Remove):len(head.Remove)], "azureml-model-deployment")
-		}
-	}
-	return head, nil
+	return head, target.headEdits(&head, req, t, version)
 }
 
+// plainPath is the upstreamPath of a dialect whose routes are the base path, the operation and, when it
+// has one, ?api-version=.
+func plainPath(b []byte, req *ClientRequest, _ *Target, version string) ([]byte, *Error) {
+	b = append(append(b, '/'), req.Op.PathSuffix()...)
+	if version != "" {
+		b = append(append(b, "?api-version="...), version...)
+	}
+	return b, nil
+}
+
+// noHeadEdits is the headEdits of a dialect that needs no headers of its own.
+func noHeadEdits(*UpstreamHead, *ClientRequest, *Target, string) *Error { return nil }
+
 // resolveAPIVersion picks the one api-version the upstream gets: the provider's; else the client's when it
-// speaks the provider's dialect; else the operation's default in that dialect. The result is validated for
-// the target, and must have the operation: sent anyway, the request would meet the service's bare 404 for a
-// path that version lacks.
+// speaks the provider's dialect (or the one its surface implies); else the operation's default in that
+// dialect. The result is validated for the target, and must have the operation: sent anyway, the request
+// would meet the service's bare 404 for a path that version lacks.
 func resolveAPIVersion(req *ClientRequest, t *Target) (string, *Error) {
 	s := t.Dialect.spec()
 	if !s.usesAPIVersion {
@@ -143,8 +91,8 @@ func resolveAPIVersion(req *ClientRequest, t *Target) (string, *Error) {
 		version = req.APIVersion
 		if version != "" {
 			param = "api-version"
-		} else if req.AzureV1 {
-			version = "v1"
+		} else {
+			version = req.SurfaceVersion
 		}
 	}
 	if version == "" {
@@ -153,7 +101,7 @@ func resolveAPIVersion(req *ClientRequest, t *Target) (string, *Error) {
 			version = versions.fallback
 		}
 	}
-	if !(t.Dialect == AzureOpenAI && IsAzureOpenAIV1(version)) && !IsDatedAPIVersion(version) {
+	if !s.validVersion(version) {
 		return "", NewError(ErrInvalidAPIVersion, "api-version", "api-version "+quoteForMessage(version)+
 			" is not valid for "+t.Dialect.String()+": use the form 2024-10-21 or 2024-05-01-preview")
 	}
@@ -162,19 +110,6 @@ func resolveAPIVersion(req *ClientRequest, t *Target) (string, *Error) {
 			req.Op.String()+" operation: "+versions.hint)
 	}
 	return version, nil
-}
-
-// extraPolicy is the provider's extra_parameters policy, unless an azure-ai client sent its own header.
-func extraPolicy(req *ClientRequest, t *Target) (ExtraParameters, *Error) {
-	if req.Dialect == AzureAI && req.ExtraParameters != "" {
-		p, ok := parseClientExtraParameters(req.ExtraParameters)
-		if !ok {
-			return p, NewError(ErrInvalidParameter, "extra-parameters",
-				"the extra-parameters header must be pass-through, drop or error, not "+quoteForMessage(req.ExtraParameters))
-		}
-		return p, nil
-	}
-	return t.ExtraParameters, nil
 }
 
 // UpstreamBody is a rendered request body.
@@ -191,214 +126,139 @@ type UpstreamBody struct {
 	ForcedUsage bool
 }
 
-// memberEdit is what rendering does with one top-level member.
-type memberEdit uint8
-
-const (
-	editKeep memberEdit = iota
-	editDrop
-	editString          // replace the value with a JSON string
-	editWrapInArray     // "x" -> ["x"]
-	editRenameMaxTokens // max_completion_tokens -> max_tokens, same value
-	editRaw             // replace the value with other JSON
-)
-
-// RenderBody writes the body for the target into dst (reused when large enough) in one pass over the
-// members located by Parse: each member is copied, dropped or replaced once, and missing fields are appended.
+// RenderBody writes the body for the target into dst (reused when large enough): it plans every top-level
+// member located by Parse with the target's rules (rules.go), then writes them in one pass, each copied,
+// dropped or replaced once, and appends the additions.
 func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {
 	var out UpstreamBody
-	src := body.src
-	target := t.Dialect.spec()
-	source := req.Dialect.spec()
-	strictParams := target.knownParams[req.Op] != nil
-	policy := ExtraPassThrough
-	if strictParams {
-		var e *Error
-		if policy, e = extraPolicy(req, t); e != nil {
-			return out, e
-		}
-	}
-	if e := checkPortableEncoding(body, t.Dialect); e != nil {
+	// The context lives in the body: handed to the rules, a local would move to the heap for every request.
+	body.render = renderContext{req: req, body: body, t: t, target: t.Dialect.spec(), source: req.Dialect.answering()}
+	c := &body.render
+	defer func() { body.render = renderContext{body: body} }()
+	if e := checkEncodingFormat(body, c.target); e != nil {
 		return out, e
 	}
-
-	model, wantModel := bodyModel(req, t)
-	chainID := ""
-	if target.chainID {
-		chainID = firstNonEmpty(t.ChainID, body.ChainID, t.DefaultChainID, DefaultChainID)
+	c.version, _ = resolveAPIVersion(req, t)
+	c.model, c.wantModel = c.target.bodyModel(req, t, c.version)
+	c.forceUsage = t.ForceStreamUsage && body.Stream && !body.IncludeUsage && req.Op == OpChatCompletions &&
+		c.target.streamUsageOption
+	if e := c.target.prepareBody(c); e != nil {
+		return out, e
 	}
-	renameMaxCompletion := target.maxTokensOnly && !body.has(fieldMaxTokens)
-	forceUsage := t.ForceStreamUsage && body.Stream && !body.IncludeUsage && req.Op == OpChatCompletions &&
-		t.Dialect.OpenAIFamily()
-
-	var extras paramList
-	changed := false
-	w := dst[:0]
-	w = append(w, '{')
-	first := true
-	writeKey := func(key string) {
-		if !first {
-			w = append(w, ',')
-		}
-		first = false
-		w = jsonscan.AppendString(w, key)
-		w = append(w, ':')
+	changed, e := c.plan()
+	if e != nil {
+		return out, e
 	}
-	for i, m := range body.members {
-		info := &body.fields[i]
-		kind := info.kind
-		edit := editKeep
-		var newString string // editString: the value to write as a JSON string
-		var newRaw []byte    // editRaw: the JSON value to write
-		switch kind {
-		case fieldStreamOptions:
-			if forceUsage {
-				edit, newRaw = editRaw, withIncludeUsage(m.Value(src))
-			}
-		case fieldModel:
-			if !wantModel {
-				edit = editDrop
-			} else if body.Model != model || m.KeyEscaped {
-				edit, newString = editString, model
-			}
-		case fieldChainID:
-			if !target.chainID {
-				edit = editDrop
-			} else if !isJSONStringOf(m.Value(src), chainID) || m.KeyEscaped {
-				edit, newString = editString, chainID
-			}
-		case fieldStop, fieldInput:
-			// The target takes only an array: a string is wrapped, an array or null kept, and any other type
-			// refused here, since the filter is the one rewriting the field.
-			if kind == fieldStop && target.stopMustBeArray || kind == fieldInput && target.inputMustBeArray && req.Op == OpEmbeddings {
-				switch m.Value(src)[0] {
-				case '"':
-					edit = editWrapInArray
-				case '[', 'n':
-				default:
-					name := body.memberName(i)
-					return out, NewError(ErrInvalidParameter, name, name+" must be a string or an array")
-				}
-			}
-		case fieldMaxCompletionTokens:
-			if renameMaxCompletion {
-				edit = editRenameMaxTokens
-			}
-		}
-		if edit == editKeep && kind != fieldChainID && kind != fieldModel && !(kind == fieldStreamOptions && forceUsage) {
-			switch {
-			case info.owner != DialectUnknown && info.owner != t.Dialect:
-				edit = editDrop
-			case strictParams && info.knownOps[t.Dialect]&(1<<req.Op) == 0:
-				switch policy {
-				case ExtraDrop:
-					edit = editDrop
-					extras.add(body, i)
-				case ExtraError:
-					extras.add(body, i)
-				}
-			}
-		}
-		if edit == editKeep && !m.KeyEscaped {
-			if !first {
-				w = append(w, ',')
-			}
-			first = false
-			w = append(w, src[m.KeyStart:m.ValEnd]...)
-			continue
-		}
-		changed = true
-		if edit == editDrop {
-			continue
-		}
-		// Every other edit writes a canonical key (escaped keys are normalised) and a new value.
-		switch {
-		case edit == editRenameMaxTokens:
-			writeKey("max_tokens")
-		case m.KeyEscaped:
-			writeKey(body.memberName(i))
-		default:
-			if !first {
-				w = append(w, ',')
-			}
-			first = false
-			w = append(w, src[m.KeyStart:m.KeyEnd]...)
-			w = append(w, ':')
-		}
-		switch edit {
-		case editString:
-			w = jsonscan.AppendString(w, newString)
-		case editRaw:
-			w = append(w, newRaw...)
-		case editWrapInArray:
-			w = append(w, '[')
-			w = append(w, m.Value(src)...)
-			w = append(w, ']')
-		default:
-			w = append(w, m.Value(src)...)
-		}
+	if c.policy == ExtraError && c.extras.count() > 0 {
+		return out, NewError(ErrExtraParametersNotAllowed, c.extras.first(), "this provider does not accept the parameter(s) "+
+			c.extras.String()+": remove them, or have the operator set extra_parameters to drop or pass-through")
 	}
-	if policy == ExtraError && extras.count() > 0 {
-		return out, NewError(ErrExtraParametersNotAllowed, extras.first(), "this provider does not accept the parameter(s) "+
-			extras.String()+": remove them, or have the operator set extra_parameters to drop or pass-through")
-	}
-	if wantModel && !body.has(fieldModel) && model != "" {
-		changed = true
-		writeKey("model")
-		w = jsonscan.AppendString(w, model)
-	}
-	if forceUsage && !body.has(fieldStreamOptions) {
-		changed = true
-		writeKey("stream_options")
-		w = append(w, `{"include_usage":true}`...)
-	}
-	out.ForcedUsage = forceUsage
-	if target.chainID && !body.has(fieldChainID) {
-		changed = true
-		writeKey("chain_id")
-		w = jsonscan.AppendString(w, chainID)
-	}
-	if req.Op == OpCompletions && !body.has(fieldMaxTokens) && !(renameMaxCompletion && body.has(fieldMaxCompletionTokens)) &&
-		source.completionsDefaultMaxTokens != target.completionsDefaultMaxTokens {
-		// Keep the client's dialect's documented default: a silent jump from 16 to 256 tokens costs money.
-		changed = true
-		writeKey("max_tokens")
-		w = strconv.AppendInt(w, int64(source.completionsDefaultMaxTokens), 10)
-	}
-	w = append(w, '}')
-	out.Dropped, out.DroppedMore = extras.names, extras.more
-	if !changed {
-		out.Body = src
+	out.ForcedUsage = c.forceUsage
+	out.Dropped, out.DroppedMore = c.extras.names, c.extras.more
+	w, added := c.write(dst[:0])
+	if !changed && !added {
+		out.Body = body.src
 		return out, nil
 	}
 	out.Body, out.Changed = w, true
 	return out, nil
 }
 
-// bodyModel is the model the upstream body names, and whether it names one: every upstream reads it from the
-// body except the azure-openai classic surface, where the deployment path segment names it. The azure-openai
-// v1 surface reads the deployment from the body model: the entry's deployment, else its model.
-func bodyModel(req *ClientRequest, t *Target) (string, bool) {
-	if t.Dialect != AzureOpenAI {
-		return t.Model, true
+// plan fills body.plans, one per member, and reports whether any member changes.
+func (c *renderContext) plan() (changed bool, err *Error) {
+	b := c.body
+	rules := &c.target.rulesByKind
+	clear(b.plans)
+	b.plans = b.plans[:0]
+	for i := range b.members {
+		info := &b.fields[i]
+		// Planned in place: a local handed to a rule would move to the heap for every member.
+		b.plans = append(b.plans, memberPlan{})
+		p := &b.plans[i]
+		if rule := rules[info.kind]; rule != nil {
+			if e := rule(c, i, p); e != nil {
+				return false, e
+			}
+		}
+		if p.edit == editKeep && !p.settled && (info.owner != DialectUnknown || c.strictParams) {
+			planFallback(c, i, info, p)
+		}
+		changed = changed || p.edit != editKeep || b.members[i].KeyEscaped
 	}
-	v, _ := resolveAPIVersion(req, t)
-	return firstNonEmpty(t.Deployment, t.Model), IsAzureOpenAIV1(v)
+	return changed, nil
 }
 
-// checkPortableEncoding refuses Azure AI's integer/binary embedding encodings toward dialects that only
-// know float and base64, rather than letting the provider fail with a less clear message.
-func checkPortableEncoding(body *RequestBody, target Dialect) *Error {
+// write applies the plans in one pass over the members, then the additions; added reports an addition.
+func (c *renderContext) write(w []byte) (_ []byte, added bool) {
+	b, src := c.body, c.body.src
+	w = append(w, '{')
+	first := true
+	for i, m := range b.members {
+		p := &b.plans[i]
+		if p.edit == editDrop {
+			continue
+		}
+		if !first {
+			w = append(w, ',')
+		}
+		first = false
+		if p.edit == editKeep && !m.KeyEscaped {
+			w = append(w, src[m.KeyStart:m.ValEnd]...)
+			continue
+		}
+		// Every other edit writes a canonical key (escaped keys are normalised) and a value.
+		switch {
+		case p.edit == editRename:
+			w = jsonscan.AppendString(w, p.str)
+		case m.KeyEscaped:
+			w = jsonscan.AppendString(w, b.memberName(i))
+		default:
+			w = append(w, src[m.KeyStart:m.KeyEnd]...)
+		}
+		w = append(w, ':')
+		switch p.edit {
+		case editString:
+			w = jsonscan.AppendString(w, p.str)
+		case editRaw:
+			w = append(w, p.raw...)
+		case editWrapInArray:
+			w = append(append(append(w, '['), m.Value(src)...), ']')
+		default:
+			w = append(w, m.Value(src)...)
+		}
+	}
+	for _, list := range [...][]bodyAddition{sharedAdditionsFirst, c.target.bodyAdditions, sharedAdditionsLast} {
+		for _, add := range list {
+			key, value, ok := add(c)
+			if !ok {
+				continue
+			}
+			if !first {
+				w = append(w, ',')
+			}
+			first, added = false, true
+			w = append(jsonscan.AppendString(w, key), ':')
+			w = append(w, value...)
+		}
+	}
+	return append(w, '}'), added
+}
+
+// checkEncodingFormat refuses an embeddings encoding_format the target's providers do not take (Azure AI's
+// integer and binary encodings toward dialects that know only float and base64), rather than letting the
+// provider fail with a less clear message. A target without a list (Azure AI) judges the value itself.
+func checkEncodingFormat(body *RequestBody, target *dialectSpec) *Error {
 	v := body.value(fieldEncodingFormat)
-	if v == nil || target == AzureAI {
+	if v == nil || string(v) == "null" || target.encodingFormats == nil {
 		return nil
 	}
-	switch string(v) {
-	case `"float"`, `"base64"`, "null":
-		return nil
+	for _, format := range target.encodingFormats {
+		if len(v) == len(format)+2 && v[0] == '"' && string(v[1:len(v)-1]) == format {
+			return nil
+		}
 	}
 	return NewError(ErrInvalidParameter, "encoding_format", "encoding_format "+quoteForMessage(string(v))+
-		" is only available from Azure AI providers; this model's provider takes float or base64")
+		" is not one this model's provider takes: use one of "+strings.Join(target.encodingFormats, ", "))
 }
 
 // withIncludeUsage returns stream_options (a validated object) with include_usage set to true, its other

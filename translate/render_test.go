@@ -242,7 +242,7 @@ func TestRenderHeaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req.ExtraParameters = tt.extraHdr
+			req.PolicyHeader = tt.extraHdr
 			if tt.target.Model == "" {
 				tt.target.Model = "m"
 			}

@@ -21,19 +21,72 @@ type Exchange struct {
 	StripUsageChunk bool
 }
 
-// AnswerHeadersFromBody reports whether a JSON answer's headers depend on its body (onchain_data exposed as
-// headers), so the response headers must wait for the body.
+// AnswerHeadersFromBody reports whether a JSON answer's headers depend on its body (a provider's member
+// exposed as headers, such as EternalAI's onchain_data), so the response headers must wait for the body.
 func AnswerHeadersFromBody(x *Exchange) bool {
-	return x.Provider == EternalAI && x.Client != EternalAI && x.Onchain == OnchainHeaders
+	p := x.Provider.spec()
+	if x.Client == x.Provider || p == nil {
+		return false
+	}
+	for _, k := range p.answerKeys {
+		if k.fate(x) == keyToHeaders {
+			return true
+		}
+	}
+	return false
 }
 
 // ClientErrorStatus is the status a client sees for an upstream error status: Azure AI's 422 ("parameter
-// not supported") is a 400 to OpenAI-family SDKs, which treat 422 as unexpected.
+// not supported") is a 400 to clients whose SDKs treat 422 as unexpected.
 func ClientErrorStatus(client Dialect, status int) int {
-	if status == 422 && client.OpenAIFamily() {
+	if status == 422 && client.answering().errors.unprocessableAs400 {
 		return 400
 	}
 	return status
+}
+
+// answerKey is a top-level member of answers and stream events that only one dialect's providers send.
+type answerKey struct {
+	name string
+	// headerPrefix names the headers a keyToHeaders member's fields become (prefix + field).
+	headerPrefix string
+	// fate is what becomes of it for a client of another dialect.
+	fate func(x *Exchange) keyFate
+}
+
+// keyFate is what happens to an answerKey's member.
+type keyFate uint8
+
+const (
+	keepKey      keyFate = iota
+	dropKey              // removed
+	keyToHeaders         // removed from a JSON answer, its scalar fields exposed as headers; removed from events
+)
+
+// dropForOthers is the fate of a member that means nothing to other dialects' clients.
+func dropForOthers(*Exchange) keyFate { return dropKey }
+
+// fateOf is what becomes of the provider's top-level member key for x's client (keepKey for every member
+// the provider's dialect does not list), and the row that decided it.
+func fateOf(provider *dialectSpec, x *Exchange, key []byte) (keyFate, *answerKey) {
+	for i := range provider.answerKeys {
+		if k := &provider.answerKeys[i]; k.name == string(key) {
+			return k.fate(x), k
+		}
+	}
+	return keepKey, nil
+}
+
+// neverEdits is the editsAnswers of a dialect whose answers are already in the hub's shape.
+func neverEdits(*Exchange) bool { return false }
+
+// alwaysEdits is the editsAnswers of a dialect whose answers always carry something of its own.
+func alwaysEdits(*Exchange) bool { return true }
+
+// ModelObjectTail ends a model-list entry (after its "id") in the shape of the client's dialect and route;
+// owner is the provider that serves the model.
+func ModelObjectTail(req *ClientRequest, owner string) string {
+	return req.Dialect.answering().modelObject(req, owner)
 }
 
 // JSONString renders s as a JSON string literal.
@@ -46,22 +99,19 @@ type Usage struct {
 	Seen             bool
 }
 
-// azureAnnotationKeys are Azure OpenAI's top-level content-safety annotations. Clients of other dialects get
-// answers without them; per-choice content_filter_results stay, since they explain a content_filter finish.
-var azureAnnotationKeys = stringSet([]string{"prompt_filter_results", "prompt_annotations"})
-
-// TranslateJSON translates a successful JSON answer for the client and reads its token usage, in one
-// validating pass: a body that is not one JSON object is an error whatever the dialects (the caller counts it
-// and forwards it as it came). The result aliases body when nothing changes; otherwise it is written into dst.
-// Headers are response headers to add (x-onchain-*).
-func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, usage Usage, err error) {
+// Answer translates a successful JSON answer for the client and reads its token usage, in one validating
+// pass: a body that is not one JSON object is an error whatever the dialects (the caller counts it and
+// forwards it as it came). The result aliases body when nothing changes; otherwise it is written into dst.
+// Headers are response headers to add (a provider's member exposed as headers).
+func Answer(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, usage Usage, err error) {
 	var members [32]jsonscan.Member
 	// Capped like requests: a real answer has a dozen keys, and the table must not grow with an upstream's.
 	list, err := jsonscan.Members(body, members[:0], maxTopLevelMembers)
 	if err != nil {
 		return nil, nil, Usage{}, err
 	}
-	edits := x.Client != x.Provider && answerMayNeedEdits(x)
+	provider := x.Provider.spec()
+	edits := x.Client != x.Provider && provider != nil && provider.editsAnswers(x)
 	w := dst[:0]
 	if edits {
 		w = append(w, '{')
@@ -69,22 +119,23 @@ func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []
 	changed, first := false, true
 	for _, m := range list {
 		key := m.Key(body)
-		switch {
-		case string(key) == "usage":
+		if m.KeyEscaped {
+			// Clients decode "usage" and "onchain\u005fdata" alike: so does the filter (rare, so it may allocate).
+			key = []byte(decodeJSONString(body[m.KeyStart:m.KeyEnd]))
+		}
+		if string(key) == "usage" {
 			usage = usageOf(gjson.ParseBytes(m.Value(body)))
-		case !edits:
-			continue
-		case x.Provider == EternalAI && string(key) == "onchain_data" && x.Onchain != OnchainKeep:
-			changed = true
-			if x.Onchain == OnchainHeaders {
-				headers = onchainHeaders(m.Value(body), headers)
-			}
-			continue
-		case x.Provider == AzureOpenAI && x.Client != AzureOpenAI && inSet(azureAnnotationKeys, key):
-			changed = true
-			continue
 		}
 		if !edits {
+			continue
+		}
+		switch fate, row := fateOf(provider, x, key); fate {
+		case keyToHeaders:
+			headers = scalarHeaders(row.headerPrefix, m.Value(body), headers)
+			changed = true
+			continue
+		case dropKey:
+			changed = true
 			continue
 		}
 		if !first {
@@ -99,28 +150,23 @@ func TranslateJSON(dst []byte, x *Exchange, body []byte) (out []byte, headers []
 	return append(w, '}'), headers, usage, nil
 }
 
-func answerMayNeedEdits(x *Exchange) bool {
-	return (x.Provider == EternalAI && x.Onchain != OnchainKeep) || x.Provider == AzureOpenAI
-}
-
-func inSet(set map[string]struct{}, key []byte) bool {
-	_, ok := set[string(key)]
-	return ok
-}
-
-// An upstream decides how many onchain_data fields there are: the headers made from them are bounded so one
-// answer cannot inflate the response head without limit.
+// An upstream decides how many fields a member exposed as headers has: the headers made from them are
+// bounded so one answer cannot inflate the response head without limit.
 const (
-	maxOnchainHeaders     = 32
-	maxOnchainHeaderBytes = 8 << 10
+	maxExposedHeaders     = 32
+	maxExposedHeaderBytes = 8 << 10
 )
 
-// onchainHeaders exposes onchain_data's scalar fields as x-onchain-<field> headers. Values come from the
-// upstream, so only header-safe ones are used: a CR/LF could otherwise split the response head.
-func onchainHeaders(raw []byte, headers []Header) []Header {
+// scalarHeaders exposes an object's scalar fields as <prefix><field> headers. Values come from the upstream,
+// so only header-safe ones are used: a CR/LF could otherwise split the response head.
+func scalarHeaders(prefix string, raw []byte, headers []Header) []Header {
 	added, size := 0, 0
-	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
-		if added == maxOnchainHeaders {
+	object := gjson.ParseBytes(raw)
+	if !object.IsObject() {
+		return headers // an array's elements have no field names to become headers
+	}
+	object.ForEach(func(k, v gjson.Result) bool {
+		if added == maxExposedHeaders {
 			return false // the rest stays out of the head; the fields are still in the upstream's own answer
 		}
 		var value string
@@ -132,8 +178,8 @@ func onchainHeaders(raw []byte, headers []Header) []Header {
 		default:
 			return true
 		}
-		name, ok := headerName("x-onchain-", k.String())
-		if ok && headerValueSafe(value) && size+len(name)+len(value) <= maxOnchainHeaderBytes {
+		name, ok := headerName(prefix, k.String())
+		if ok && headerValueSafe(value) && size+len(name)+len(value) <= maxExposedHeaderBytes {
 			headers = append(headers, Header{name, value})
 			added++
 			size += len(name) + len(value)
@@ -198,7 +244,7 @@ func usageOf(u gjson.Result) Usage {
 // Authorization: Bearer for azure-openai instead of api-key.
 func ProviderAuthHeaders(d Dialect, key string, entraToken bool) []Header {
 	style := d.spec().auth
-	if d == AzureOpenAI && entraToken {
+	if entraToken { // "auth": "bearer", which only dialects listing that key accept (CheckProviderKey)
 		style = authBearer
 	}
 	switch style {

@@ -18,9 +18,9 @@ var (
 	chunkObject = []byte(`"chat.completion.chunk"`)
 )
 
-// StreamTranslator rewrites an SSE answer chunk by chunk for the client's dialect. Events are framed across
+// Stream rewrites an SSE answer chunk by chunk for the client's dialect. Events are framed across
 // chunks with a bounded carry-over; when no event needs a change the input chunk is returned as is.
-type StreamTranslator struct {
+type Stream struct {
 	x       Exchange
 	framer  sse.Framer
 	inspect bool // events may need edits for this dialect pair
@@ -29,7 +29,8 @@ type StreamTranslator struct {
 	edit      []byte // the current edited event
 	last      []byte // copy of the last JSON data event seen (for the end-of-stream check and usage)
 	members   []jsonscan.Member
-	toolIndex map[string]int // azure-ai tool-call id -> synthesised index, per stream
+	parts     eventParts     // the event being edited (views of it: cleared by Release)
+	toolIndex map[string]int // tool-call id -> synthesised index, per stream
 	done      bool           // [DONE] went to the client
 	// fast: no event can need an edit (same dialect), so chunks are forwarded as they are, cut at the
 	// last event boundary, without framing each event; carry holds the incomplete event after that
@@ -39,23 +40,23 @@ type StreamTranslator struct {
 	truncated bool // the upstream stopped before finishing; the client got an error event
 }
 
-// NewStreamTranslator prepares a translator for one stream; maxEventBytes bounds one event's carry-over
+// NewStream prepares a translator for one stream; maxEventBytes bounds one event's carry-over
 // (<= 0: sse.DefaultMaxEventBytes).
-func NewStreamTranslator(x Exchange, maxEventBytes int) *StreamTranslator {
-	s := &StreamTranslator{}
+func NewStream(x Exchange, maxEventBytes int) *Stream {
+	s := &Stream{}
 	s.Reset(x, maxEventBytes)
 	return s
 }
 
 // Reset reuses the translator for a new stream, keeping its buffers.
-func (s *StreamTranslator) Reset(x Exchange, maxEventBytes int) {
+func (s *Stream) Reset(x Exchange, maxEventBytes int) {
 	s.x = x
 	s.framer.Reset()
 	if maxEventBytes <= 0 {
 		maxEventBytes = sse.DefaultMaxEventBytes
 	}
 	s.framer.SetLimit(maxEventBytes)
-	s.inspect = streamMayNeedEdits(&x)
+	s.inspect = streamMayNeedEdits(&s.x) // s.x, not x: a hook given &x would move every Reset's argument to the heap
 	s.out, s.last, s.members = s.out[:0], s.last[:0], s.members[:0]
 	clear(s.toolIndex)
 	s.done, s.truncated = false, false
@@ -66,16 +67,8 @@ func streamMayNeedEdits(x *Exchange) bool {
 	if x.StripUsageChunk {
 		return true
 	}
-	if x.Client == x.Provider {
-		return false
-	}
-	switch x.Provider {
-	case AzureOpenAI, AzureAI:
-		return true
-	case EternalAI:
-		return x.Onchain != OnchainKeep
-	}
-	return false
+	p := x.Provider.spec()
+	return x.Client != x.Provider && p != nil && p.editsAnswers(x)
 }
 
 // eventAction is what happens to one event.
@@ -89,7 +82,7 @@ const (
 
 // Write takes the next chunk of the upstream stream and returns the bytes to send to the client now. The
 // result aliases chunk or the translator's buffer and is valid until the next call.
-func (s *StreamTranslator) Write(chunk []byte) ([]byte, error) {
+func (s *Stream) Write(chunk []byte) ([]byte, error) {
 	if s.fast {
 		if out, ok, err := s.writeFast(chunk); ok || err != nil {
 			return out, err
@@ -134,7 +127,7 @@ func (s *StreamTranslator) Write(chunk []byte) ([]byte, error) {
 	return s.out, nil
 }
 
-func (s *StreamTranslator) appendEvent(dst []byte, action eventAction, ev sse.Event) []byte {
+func (s *Stream) appendEvent(dst []byte, action eventAction, ev sse.Event) []byte {
 	switch action {
 	case forwardEvent:
 		return append(dst, ev.Raw...)
@@ -147,7 +140,7 @@ func (s *StreamTranslator) appendEvent(dst []byte, action eventAction, ev sse.Ev
 // Close ends the stream: a final event without its blank line is translated, and the client gets exactly
 // one [DONE]. A stream that stopped before any finish (cut mid-answer) ends with an error event first, so
 // SDKs report the truncation instead of a silently short answer.
-func (s *StreamTranslator) Close() []byte {
+func (s *Stream) Close() []byte {
 	s.out = s.out[:0]
 	var lastData []byte
 	if s.fast && len(s.carry) > 0 {
@@ -211,7 +204,7 @@ var (
 // event starts. ok is false when the chunk must go through the framer instead, and from then on every chunk
 // does: an event that is not a plain "data: {...}" (the [DONE], comments, other fields, stray blank lines)
 // or a CR line end needs event-by-event handling (exactly one [DONE], CR/CRLF framing).
-func (s *StreamTranslator) writeFast(chunk []byte) (out []byte, ok bool, err error) {
+func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 	cut, prev, i := 0, 0, 0
 	plain := bytes.IndexByte(chunk, '\r') < 0 && plainDataEvent(s.eventStart(chunk))
 	if plain && len(s.carry) > 0 && s.carry[len(s.carry)-1] == '\n' && len(chunk) > 0 && chunk[0] == '\n' {
@@ -260,7 +253,7 @@ func (s *StreamTranslator) writeFast(chunk []byte) (out []byte, ok bool, err err
 }
 
 // eventStart is the first bytes of the event this chunk begins or continues (the carry's, when there is one).
-func (s *StreamTranslator) eventStart(chunk []byte) []byte {
+func (s *Stream) eventStart(chunk []byte) []byte {
 	const need = len("data: {")
 	if len(s.carry) >= need || len(s.carry) == 0 {
 		if len(s.carry) > 0 {
@@ -288,7 +281,7 @@ func plainDataEvent(event []byte) bool {
 
 // leaveFastPath hands the stream to the framer, carried-over bytes first; nothing of the current chunk has
 // been sent yet.
-func (s *StreamTranslator) leaveFastPath() ([]byte, bool, error) {
+func (s *Stream) leaveFastPath() ([]byte, bool, error) {
 	s.fast = false
 	if len(s.carry) > 0 {
 		if err := s.framer.Feed(s.carry); err != nil {
@@ -318,7 +311,7 @@ func lastBoundary(b []byte) int {
 
 // rememberLastData keeps the data of the last event with data in complete (whole events, LF line ends), for
 // the end-of-stream check and usage; one copy per chunk, not per event.
-func (s *StreamTranslator) rememberLastData(complete []byte) {
+func (s *Stream) rememberLastData(complete []byte) {
 	events := bytes.TrimRight(complete, "\n")
 	for len(events) > 0 {
 		start := lastBoundary(events) + 1
@@ -334,7 +327,7 @@ func (s *StreamTranslator) rememberLastData(complete []byte) {
 
 // copyEventData copies an event's data (data lines joined with "\n") into s.last; false, and s.last
 // untouched, when the event has no data line.
-func (s *StreamTranslator) copyEventData(event []byte) bool {
+func (s *Stream) copyEventData(event []byte) bool {
 	if !bytes.HasPrefix(event, dataField) && !bytes.Contains(event, []byte("\ndata:")) {
 		return false
 	}
@@ -362,7 +355,7 @@ func (s *StreamTranslator) copyEventData(event []byte) bool {
 }
 
 // finished reports whether the last JSON event ended the answer: a finish_reason or a usage summary.
-func (s *StreamTranslator) finished() bool {
+func (s *Stream) finished() bool {
 	if len(s.last) == 0 {
 		return false
 	}
@@ -381,10 +374,10 @@ func (s *StreamTranslator) finished() bool {
 }
 
 // Usage reads token usage from the last JSON event of the stream (where every dialect reports it).
-func (s *StreamTranslator) Usage() Usage { return ReadUsage(s.last) }
+func (s *Stream) Usage() Usage { return ReadUsage(s.last) }
 
 // Truncated reports whether the upstream stream ended before the answer was complete.
-func (s *StreamTranslator) Truncated() bool { return s.truncated }
+func (s *Stream) Truncated() bool { return s.truncated }
 
 // StreamFailure is what a client gets when its stream cannot go on: an error event in its envelope, then
 // [DONE].
@@ -393,10 +386,10 @@ func StreamFailure(client Dialect, e *Error) []byte {
 }
 
 // Done reports whether the client has been sent its [DONE].
-func (s *StreamTranslator) Done() bool { return s.done }
+func (s *Stream) Done() bool { return s.done }
 
 // event decides one event's fate; an edited replacement is left in s.edit.
-func (s *StreamTranslator) event(ev sse.Event, lastData *[]byte) eventAction {
+func (s *Stream) event(ev sse.Event, lastData *[]byte) eventAction {
 	if !ev.HasData {
 		return forwardEvent
 	}
@@ -418,8 +411,23 @@ func (s *StreamTranslator) event(ev sse.Event, lastData *[]byte) eventAction {
 	return s.editChunk(ev.Data)
 }
 
+// eventParts is one JSON stream event as the dialect hooks see it: the top-level members translation reads,
+// and their replacements.
+type eventParts struct {
+	data    []byte
+	members []jsonscan.Member
+	// object, choices and usage are the values of those members (nil when absent).
+	object, choices, usage []byte
+	// Replacements set by the hooks (nil: unchanged).
+	newObject, newChoices, newUsage []byte
+	// usageChunk: OpenAI's separate usage chunk (choices: [], usage) follows the event.
+	usageChunk bool
+}
+
+func (ev *eventParts) hasUsage() bool { return ev.usage != nil && ev.usage[0] == '{' }
+
 // editChunk applies the dialect pair's rules to one JSON chunk in one pass over its top-level members.
-func (s *StreamTranslator) editChunk(data []byte) eventAction {
+func (s *Stream) editChunk(data []byte) eventAction {
 	members, err := jsonscan.Skim(data, s.members[:0], maxTopLevelMembers)
 	s.members = members
 	if err != nil {
@@ -427,39 +435,39 @@ func (s *StreamTranslator) editChunk(data []byte) eventAction {
 		return forwardEvent
 	}
 	x := &s.x
-	var object, choices, usage []byte
+	provider := x.Provider.spec()
+	foreign := x.Client != x.Provider && provider != nil // the provider's own members and events go
+	// The parts live in the translator: handed to the hooks, a local would move to the heap for every event.
+	s.parts = eventParts{data: data, members: members}
+	ev := &s.parts
 	var kinds [64]chunkKey
 	for i, m := range members {
-		k := classifyChunkKey(m.Key(data))
+		k := s.classify(provider, foreign, m, data)
 		if i < len(kinds) {
 			kinds[i] = k
 		}
 		switch k {
 		case keyObject:
-			object = m.Value(data)
+			ev.object = m.Value(data)
 		case keyChoices:
-			choices = m.Value(data)
+			ev.choices = m.Value(data)
 		case keyUsage:
-			usage = m.Value(data)
+			ev.usage = m.Value(data)
 		}
 	}
-	hasUsage := usage != nil && usage[0] == '{'
-	if x.StripUsageChunk && hasUsage && isEmptyArray(choices) {
+	if x.StripUsageChunk && ev.hasUsage() && isEmptyArray(ev.choices) {
 		// The usage chunk the gateway asked for itself; Usage() has read it from s.last.
 		return dropEvent
 	}
-	if x.Provider == AzureOpenAI && x.Client != AzureOpenAI {
-		// Azure's content-filter annotation chunks: empty object, or no choices and no usage.
-		if string(object) == `""` || (isEmptyArray(choices) && !hasUsage) {
+	if foreign {
+		if provider.dropsEvent(x, ev) {
 			return dropEvent
 		}
+		provider.editEvent(s, ev)
 	}
-	splitUsage := x.Provider == AzureAI && x.IncludeUsage && hasUsage && !isEmptyArray(choices)
-	fixObject := x.Op == OpChatCompletions && object != nil && !bytes.Equal(object, chunkObject)
-	fixTools := x.Tools && x.Provider == AzureAI && x.Client != AzureAI && choices != nil &&
-		bytes.Contains(choices, []byte(`"tool_calls"`))
-	dropOnchain := x.Provider == EternalAI && x.Onchain != OnchainKeep
-	dropAnnotations := x.Provider == AzureOpenAI
+	if x.Op == OpChatCompletions && ev.object != nil && !bytes.Equal(ev.object, chunkObject) {
+		ev.newObject = chunkObject
+	}
 
 	w := append(s.edit[:0], "data: {"...)
 	changed, first := false, true
@@ -468,21 +476,19 @@ func (s *StreamTranslator) editChunk(data []byte) eventAction {
 		if i < len(kinds) {
 			k = kinds[i]
 		} else {
-			k = classifyChunkKey(m.Key(data))
+			k = s.classify(provider, foreign, m, data)
 		}
 		value := m.Value(data)
 		switch {
-		case k == keyOnchainData && dropOnchain, k == keyAnnotation && dropAnnotations:
+		case k == keyDropped:
 			changed = true
 			continue
-		case k == keyObject && fixObject:
-			value, changed = chunkObject, true
-		case k == keyUsage && splitUsage:
-			value, changed = []byte("null"), true
-		case k == keyChoices && fixTools:
-			if fixed := s.indexToolCalls(value); fixed != nil {
-				value, changed = fixed, true
-			}
+		case k == keyObject && ev.newObject != nil:
+			value, changed = ev.newObject, true
+		case k == keyUsage && ev.newUsage != nil:
+			value, changed = ev.newUsage, true
+		case k == keyChoices && ev.newChoices != nil:
+			value, changed = ev.newChoices, true
 		}
 		if !first {
 			w = append(w, ',')
@@ -492,8 +498,9 @@ func (s *StreamTranslator) editChunk(data []byte) eventAction {
 		w = append(w, value...)
 	}
 	w = append(w, "}\n\n"...)
-	if splitUsage {
-		w = appendUsageChunk(w, data, members, usage)
+	if ev.usageChunk {
+		w = appendUsageChunk(w, data, members, ev.usage)
+		changed = true
 	}
 	s.edit = w
 	if !changed {
@@ -510,11 +517,15 @@ const (
 	keyObject
 	keyChoices
 	keyUsage
-	keyOnchainData
-	keyAnnotation
+	keyDropped // a provider's own member, not for this client
 )
 
-func classifyChunkKey(raw []byte) chunkKey {
+func (s *Stream) classify(provider *dialectSpec, foreign bool, m jsonscan.Member, data []byte) chunkKey {
+	raw := m.Key(data)
+	if m.KeyEscaped {
+		// Clients decode "onchain\u005fdata" and "usage" alike: so does the filter (rare, so it may allocate).
+		raw = []byte(decodeJSONString(data[m.KeyStart:m.KeyEnd]))
+	}
 	switch string(raw) {
 	case "object":
 		return keyObject
@@ -522,10 +533,11 @@ func classifyChunkKey(raw []byte) chunkKey {
 		return keyChoices
 	case "usage":
 		return keyUsage
-	case "onchain_data":
-		return keyOnchainData
-	case "prompt_filter_results", "prompt_annotations":
-		return keyAnnotation
+	}
+	if foreign {
+		if fate, _ := fateOf(provider, &s.x, raw); fate != keepKey {
+			return keyDropped // members exposed as headers in JSON answers cannot be headers mid-stream
+		}
 	}
 	return keyOther
 }
@@ -550,10 +562,10 @@ func appendUsageChunk(w, data []byte, members []jsonscan.Member, usage []byte) [
 // maxStreamToolCalls bounds the tool-call ids one stream remembers; an answer calls a handful of tools.
 const maxStreamToolCalls = 1024
 
-// indexToolCalls gives Azure AI's streamed tool-call deltas the "index" OpenAI clients need to assemble
+// indexToolCalls gives streamed tool-call deltas without an index (Azure AI's) the "index" OpenAI clients need to assemble
 // calls: the order in which each call id first appeared; a delta without an id continues the latest call.
 // The index is inserted right after each call object's opening brace, in one copy of the choices.
-func (s *StreamTranslator) indexToolCalls(choices []byte) []byte {
+func (s *Stream) indexToolCalls(choices []byte) []byte {
 	if s.toolIndex == nil {
 		s.toolIndex = map[string]int{}
 	}

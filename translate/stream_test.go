@@ -13,7 +13,7 @@ import (
 // streamEvents runs a stream through a translator in one chunk and returns the data payloads it emitted.
 func streamEvents(t *testing.T, x Exchange, stream string) []string {
 	t.Helper()
-	s := NewStreamTranslator(x, 0)
+	s := NewStream(x, 0)
 	out, err := s.Write([]byte(stream))
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestStreamTranslation(t *testing.T) {
 }
 
 func TestStreamEventTooLarge(t *testing.T) {
-	s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}, 1024)
+	s := NewStream(Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}, 1024)
 	_, err := s.Write([]byte("data: {\"x\":\"" + strings.Repeat("a", 4096)))
 	if !errors.Is(err, sse.ErrEventTooLarge) {
 		t.Fatalf("err = %v", err)
@@ -150,7 +150,7 @@ func TestStreamEventTooLarge(t *testing.T) {
 }
 
 func TestStreamZeroEditReturnsInput(t *testing.T) {
-	s := NewStreamTranslator(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
+	s := NewStream(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
 	chunk := []byte(sseStream(`{"a":1}`, `{"b":2}`) + "data: {\"c\"")
 	out, err := s.Write(chunk)
 	if err != nil {
@@ -164,7 +164,7 @@ func TestStreamZeroEditReturnsInput(t *testing.T) {
 // TestZeroEditBoundaryAcrossChunks: found by FuzzStreamChunking. A blank line split between two chunks ("\n" |
 // "\ndata:[DONE]") must still let the [DONE] be seen, so the client gets exactly the upstream's stream.
 func TestZeroEditBoundaryAcrossChunks(t *testing.T) {
-	s := NewStreamTranslator(Exchange{Client: AzureOpenAI, Provider: AzureOpenAI, Op: OpChatCompletions}, 0)
+	s := NewStream(Exchange{Client: AzureOpenAI, Provider: AzureOpenAI, Op: OpChatCompletions}, 0)
 	var out []byte
 	for _, chunk := range []string{"data: {\"choices\":[{\"finish_reason\":\"stop\"}]", "}\n", "\ndata:[DONE]\n\n"} {
 		b, err := s.Write([]byte(chunk))

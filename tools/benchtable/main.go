@@ -25,6 +25,8 @@ type comparison struct {
 	target float64
 	// noRatio, when set, replaces the ratio: the floor does not do the same work, so a ratio would mislead.
 	noRatio string
+	// noAllocs: the run reports no Go allocations for this cost (timed outside Go), so the column says "—".
+	noAllocs bool
 }
 
 var comparisons = []comparison{
@@ -38,8 +40,22 @@ var comparisons = []comparison{
 	{label: "edited SSE event vs boundary+copy", cost: `^BenchmarkSSEEvent/edited/azure-ai-to-openai$`, floor: `^BenchmarkSSEEvent/floor/boundary\+copy$`, target: 2.0},
 	{label: "zero-edit stream (100 events)", cost: `^BenchmarkStreamZeroEdit/openai-to-openai$`, floor: `^BenchmarkStreamZeroEdit/floor/boundaries\+copy$`, target: 1.1},
 	{label: "SSE framer alone", cost: `^BenchmarkFramerPassthrough$`, floor: `^BenchmarkFramerFloor$`, target: 0},
+	{label: "redact 4 KiB answer, no key in it, 1/10/100 keys", cost: `^BenchmarkRedact/4KiB/keys=\d+/clean$`, floor: `^BenchmarkRedact/4KiB/floor/indexbyte$`},
+	{label: "redact 4 KiB answer, one key in it, 1/10/100 keys", cost: `^BenchmarkRedact/4KiB/keys=\d+/match$`, floor: `^BenchmarkRedact/4KiB/floor/copy$`},
+	{label: "redact 1 KiB chunk, no key in it, 1/10/100 keys", cost: `^BenchmarkRedact/1KiB/keys=\d+/clean$`, floor: `^BenchmarkRedact/1KiB/floor/indexbyte$`},
+	{label: "redact 1 KiB chunk, one key in it, 1/10/100 keys", cost: `^BenchmarkRedact/1KiB/keys=\d+/match$`, floor: `^BenchmarkRedact/1KiB/floor/copy$`},
+	{label: "redact 4 KiB answer, no key in it, 1/10/100 keys: a search per key (before)", cost: `^BenchmarkRedactPerKey/4KiB/keys=\d+/clean$`, floor: `^BenchmarkRedact/4KiB/floor/indexbyte$`},
 	{label: "wasm lifecycle, 4 KiB chat + 2 KiB JSON answer", cost: `^BenchmarkWasmLifecycle/json-4KiB-openai-to-azure-ai/aidialect$`, floor: `^BenchmarkWasmLifecycle/json-4KiB-openai-to-azure-ai/floor$`, target: 1.5},
 	{label: "wasm lifecycle, 100-event stream", cost: `^BenchmarkWasmLifecycle/sse-100-events-azure-ai-to-openai/aidialect$`, floor: `^BenchmarkWasmLifecycle/sse-100-events-azure-ai-to-openai/floor$`, target: 1.5},
+	// internal/v8host: the same lifecycle under V8 (Node, Liftoff off as in Envoy) and, in the same run, under
+	// wazero, each against the floor filter on its own engine. No allocation figures: V8's are not Go's, and
+	// that run omits -benchmem.
+	{label: "V8 lifecycle, 4 KiB chat + 2 KiB JSON answer", cost: `^BenchmarkV8Lifecycle/json-4KiB-openai-to-azure-ai/aidialect$`, floor: `^BenchmarkV8Lifecycle/json-4KiB-openai-to-azure-ai/floor$`, target: 1.5, noAllocs: true},
+	{label: "V8 lifecycle, 100-event stream", cost: `^BenchmarkV8Lifecycle/sse-100-events-azure-ai-to-openai/aidialect$`, floor: `^BenchmarkV8Lifecycle/sse-100-events-azure-ai-to-openai/floor$`, target: 1.5, noAllocs: true},
+	{label: "V8 lifecycle, 100-event stream in 1 KiB chunks", cost: `^BenchmarkV8Lifecycle/sse-100-events-1KiB-chunks-azure-ai-to-openai/aidialect$`, floor: `^BenchmarkV8Lifecycle/sse-100-events-1KiB-chunks-azure-ai-to-openai/floor$`, target: 1.5, noAllocs: true},
+	{label: "wazero lifecycle beside V8, 4 KiB chat + 2 KiB JSON answer", cost: `^BenchmarkWazeroLifecycle/json-4KiB-openai-to-azure-ai/aidialect$`, floor: `^BenchmarkWazeroLifecycle/json-4KiB-openai-to-azure-ai/floor$`, target: 1.5, noAllocs: true},
+	{label: "wazero lifecycle beside V8, 100-event stream", cost: `^BenchmarkWazeroLifecycle/sse-100-events-azure-ai-to-openai/aidialect$`, floor: `^BenchmarkWazeroLifecycle/sse-100-events-azure-ai-to-openai/floor$`, target: 1.5, noAllocs: true},
+	{label: "wazero lifecycle beside V8, 100-event stream in 1 KiB chunks", cost: `^BenchmarkWazeroLifecycle/sse-100-events-1KiB-chunks-azure-ai-to-openai/aidialect$`, floor: `^BenchmarkWazeroLifecycle/sse-100-events-1KiB-chunks-azure-ai-to-openai/floor$`, target: 1.5, noAllocs: true},
 	{label: "instantiate (compile + _initialize + OnPluginStart), per worker VM", cost: `^BenchmarkInstantiate/aidialect$`, floor: `^BenchmarkInstantiate/floor$`},
 	{label: "OnPluginStart alone (4 providers)", cost: `^BenchmarkPluginStart/aidialect$`, floor: `^BenchmarkPluginStart/floor$`,
 		noRatio: "— (the floor filter reads no configuration: its time is the host's call overhead)"},
@@ -157,7 +173,11 @@ func table(w io.Writer, results map[string]result, order []string) {
 			}
 			target = fmt.Sprintf("≤ %.1f: %s", c.target, verdict)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.0f |\n", c.label, cost, duration(floor.nsPerOp), ratio, target, allocs)
+		allocCell := fmt.Sprintf("%.0f", allocs)
+		if c.noAllocs {
+			allocCell = "—"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", c.label, cost, duration(floor.nsPerOp), ratio, target, allocCell)
 	}
 }
 

@@ -88,7 +88,7 @@ func fuzzed(f *fakeGo) []string {
 func TestHiccupDoesNotFail(t *testing.T) {
 	f := newFake(t, [2]string{"FuzzA", "pass"}, [2]string{"FuzzB", "hiccup"}, [2]string{"FuzzC", "pass"})
 	var out bytes.Buffer
-	if status := fuzzAll(f.run, "./pkg/", "10s", &out); status != 0 {
+	if status := fuzzAll(f.run, []string{"./pkg/"}, "10s", &out); status != 0 {
 		t.Errorf("status %d, want 0:\n%s", status, &out)
 	}
 	if got := fuzzed(f); strings.Join(got, " ") != "FuzzA$ FuzzB$ FuzzC$" {
@@ -106,13 +106,13 @@ func TestHiccupDoesNotFail(t *testing.T) {
 func TestReproducerIsAFinding(t *testing.T) {
 	f := newFake(t, [2]string{"FuzzA", "crash"}, [2]string{"FuzzB", "hiccup"}, [2]string{"FuzzC", "pass"})
 	var out bytes.Buffer
-	if status := fuzzAll(f.run, "./pkg/", "10s", &out); status != 1 {
+	if status := fuzzAll(f.run, []string{"./pkg/"}, "10s", &out); status != 1 {
 		t.Errorf("status %d, want 1:\n%s", status, &out)
 	}
 	if got := fuzzed(f); len(got) != 3 {
 		t.Errorf("fuzzed %v, want every target", got)
 	}
-	want := "FINDING FuzzA: reproducer testdata/fuzz/FuzzA/582528ddfad69eb5: go test -run '^FuzzA$/^582528ddfad69eb5$' ./pkg/"
+	want := "FINDING FuzzA: reproducer pkg/testdata/fuzz/FuzzA/582528ddfad69eb5: go test -run '^FuzzA$/^582528ddfad69eb5$' ./pkg/"
 	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "run them again): FuzzB\n") {
 		t.Errorf("output lacks %q or the hiccup:\n%s", want, &out)
 	}
@@ -122,7 +122,7 @@ func TestReproducerIsAFinding(t *testing.T) {
 func TestSeedCorpusFailureIsAFinding(t *testing.T) {
 	f := newFake(t, [2]string{"FuzzB", "seedfail"}, [2]string{"FuzzC", "pass"})
 	var out bytes.Buffer
-	if status := fuzzAll(f.run, "./pkg/", "10s", &out); status != 1 {
+	if status := fuzzAll(f.run, []string{"./pkg/"}, "10s", &out); status != 1 {
 		t.Errorf("status %d, want 1:\n%s", status, &out)
 	}
 	if !strings.Contains(out.String(), "FINDING FuzzB: fails on its seed corpus: go test -run '^FuzzB$' ./pkg/") {
@@ -133,7 +133,7 @@ func TestSeedCorpusFailureIsAFinding(t *testing.T) {
 func TestAllPass(t *testing.T) {
 	f := newFake(t, [2]string{"FuzzA", "pass"}, [2]string{"FuzzB", "pass"})
 	var out bytes.Buffer
-	if status := fuzzAll(f.run, "./pkg/", "1s", &out); status != 0 || !strings.Contains(out.String(), "2 targets: 2 passed, 0 with findings, 0 hiccups") {
+	if status := fuzzAll(f.run, []string{"./pkg/"}, "1s", &out); status != 0 || !strings.Contains(out.String(), "2 targets: 2 passed, 0 with findings, 0 hiccups") {
 		t.Errorf("status %d:\n%s", status, &out)
 	}
 }
@@ -142,7 +142,61 @@ func TestAllPass(t *testing.T) {
 func TestUnexplainedFailureIsAFinding(t *testing.T) {
 	f := newFake(t, [2]string{"FuzzA", "unexplained"}, [2]string{"FuzzB", "pass"})
 	var out bytes.Buffer
-	if status := fuzzAll(f.run, "./pkg/", "1s", &out); status == 0 || !strings.Contains(out.String(), "FuzzA failed without a reproducer") {
+	if status := fuzzAll(f.run, []string{"./pkg/"}, "1s", &out); status == 0 || !strings.Contains(out.String(), "FuzzA failed without a reproducer") {
 		t.Errorf("status %d:\n%s", status, &out)
+	}
+}
+
+// A pattern stands for its packages with fuzz targets, fuzzed one after the other and named in the output;
+// a package named alone without any fails before anything is fuzzed.
+func TestPackages(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root)
+	targets := map[string][]string{"./a/": {"FuzzA"}, "./b/": nil, "./c/": {"FuzzA", "FuzzC"}, "./d/": {"FuzzD"}}
+	var calls []string
+	fake := func(out io.Writer, args ...string) (string, error) {
+		calls = append(calls, strings.Join(args, " "))
+		last := args[len(args)-1]
+		switch {
+		case args[0] == "list" && last == "./x/...":
+			return filepath.Join(root, "a") + "\n" + filepath.Join(root, "b") + "\n" + filepath.Join(root, "c") + "\n", nil
+		case args[0] == "list":
+			return filepath.Join(root, strings.Trim(last, "./")) + "\n", nil
+		case args[1] == "-list":
+			return strings.Join(targets[last], "\n") + "\nok  \texample/pkg\t0.01s\n", nil
+		case args[3] == "-fuzz" && last == "./c/" && args[4] == "^FuzzA$":
+			io.WriteString(out, "context deadline exceeded\n")
+			return "context deadline exceeded\n", errors.New("exit status 1")
+		case args[3] == "-fuzz" || args[1] == "-count=1":
+			return "", nil
+		}
+		panic("unexpected go " + strings.Join(args, " "))
+	}
+	var out bytes.Buffer
+	if status := fuzzAll(fake, []string{"./x/...", "./d/"}, "1s", &out); status != 0 {
+		t.Fatalf("status %d:\n%s", status, &out)
+	}
+	var fuzzed []string
+	for _, c := range calls {
+		if strings.Contains(c, " -fuzz ") {
+			f := strings.Fields(c)
+			fuzzed = append(fuzzed, f[len(f)-1]+f[4])
+		}
+	}
+	if got := strings.Join(fuzzed, " "); got != "./a/^FuzzA$ ./c/^FuzzA$ ./c/^FuzzC$ ./d/^FuzzD$" {
+		t.Errorf("fuzzed %s", got)
+	}
+	if !strings.Contains(out.String(), "4 targets: 3 passed, 0 with findings, 1 hiccups") || !strings.Contains(out.String(), "run them again): FuzzA (./c/)\n") {
+		t.Errorf("output:\n%s", &out)
+	}
+
+	calls, out = nil, bytes.Buffer{}
+	if status := fuzzAll(fake, []string{"./a/", "./b/"}, "1s", &out); status != 1 || !strings.Contains(out.String(), "./b/ has no fuzz targets") {
+		t.Errorf("status %d:\n%s", status, &out)
+	}
+	for _, c := range calls {
+		if strings.Contains(c, " -fuzz ") {
+			t.Errorf("fuzzed before every package was listed: %s", c)
+		}
 	}
 }

@@ -1,0 +1,3 @@
+module github.com/tidwall/pretty
+
+go 1.24
