@@ -40,7 +40,7 @@ var azureAISpec = dialectSpec{
 
 	claimsRequest: claimsNothing,
 	bodyModel:     modelInBody,
-	prepareBody:   azureAIPolicy,
+	prepareBody:   clientPolicyHeader,
 	bodyRules: []bodyRule{
 		{fieldStop, wrapStringInArray},
 		{fieldInput, wrapEmbeddingsInput},
@@ -68,14 +68,9 @@ var azureAISpec = dialectSpec{
 	editEvent:    azureAIEventEdits,
 	modelObject:  openAIModelObject,
 
-	errors: errorEnvelope{write: appendAzureCoreError, recognises: recognisesAzureCoreError},
-	providerKeys: []configKey{{name: "extra_parameters", check: func(v string) error {
-		if _, ok := ParseExtraParameters(v); !ok {
-			return fmt.Errorf("%q is not one of pass-through, drop, error", v)
-		}
-		return nil
-	}}},
-	modelKeys: []configKey{deploymentKey},
+	errors:       errorEnvelope{write: appendAzureCoreError, recognises: recognisesAzureCoreError},
+	providerKeys: []configKey{extraParametersKey},
+	modelKeys:    []configKey{deploymentKey},
 }
 
 // azureAIBasePath: Azure AI services endpoints (*.services.ai.azure.com) serve the inference routes under
@@ -123,9 +118,9 @@ func extraPolicy(req *ClientRequest, t *Target) (ExtraParameters, *Error) {
 	return t.ExtraParameters, nil
 }
 
-// azureAIPolicy: fields outside the operation's known parameters follow the extra-parameters policy.
-func azureAIPolicy(c *renderContext) *Error {
-	if c.strictParams = c.target.knownParams[c.req.Op] != nil; !c.strictParams {
+// clientPolicyHeader: an Azure AI client's own extra-parameters header decides toward an Azure AI provider.
+func clientPolicyHeader(c *renderContext) *Error {
+	if !c.strictParams {
 		return nil
 	}
 	var e *Error
@@ -182,6 +177,15 @@ const (
 	// ExtraError answers 400 locally, naming them; the upstream is not called.
 	ExtraError
 )
+
+// extraParametersKey is a provider's extra_parameters policy; a dialect with knownParams lists it among its
+// providerKeys.
+var extraParametersKey = configKey{name: "extra_parameters", check: func(v string) error {
+	if _, ok := ParseExtraParameters(v); !ok {
+		return fmt.Errorf("%q is not one of pass-through, drop, error", v)
+	}
+	return nil
+}}
 
 // ParseExtraParameters reads the extra_parameters configuration value; "ignore" is the old name of "drop".
 func ParseExtraParameters(s string) (ExtraParameters, bool) {

@@ -129,9 +129,9 @@ func TestAzureAIHeaders(t *testing.T) {
 	}
 }
 
-// TestAzureAIPolicy: toward Azure AI, an operation with a parameter list judges the other fields by the
+// TestClientPolicyHeader: toward Azure AI, an operation with a parameter list judges the other fields by the
 // extra-parameters policy: the provider's, or an Azure AI client's own header.
-func TestAzureAIPolicy(t *testing.T) {
+func TestClientPolicyHeader(t *testing.T) {
 	tests := []struct {
 		name         string
 		client       Dialect
@@ -146,7 +146,7 @@ func TestAzureAIPolicy(t *testing.T) {
 		{"chat: the provider's pass-through", OpenAI, "", OpChatCompletions, ExtraPassThrough, true, ExtraPassThrough, ""},
 		{"embeddings: the provider's error", OpenAI, "", OpEmbeddings, ExtraError, true, ExtraError, ""},
 		{"completions are strict too", OpenAI, "", OpCompletions, ExtraPassThrough, true, ExtraPassThrough, ""},
-		{"no parameter list for model listing: no policy read", OpenAI, "", OpListModels, ExtraPassThrough, false, ExtraDrop, ""},
+		{"no parameter list for model listing: no header read", AzureAI, "error", OpListModels, ExtraPassThrough, false, ExtraPassThrough, ""},
 		{"an azure-ai client's header wins", AzureAI, "error", OpChatCompletions, ExtraPassThrough, true, ExtraError, ""},
 		{"an azure-ai client's allow", AzureAI, "allow", OpEmbeddings, ExtraDrop, true, ExtraPassThrough, ""},
 		{"another client's header is not read", AzureOpenAI, "error", OpChatCompletions, ExtraDrop, true, ExtraDrop, ""},
@@ -156,8 +156,9 @@ func TestAzureAIPolicy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := ClientRequest{Dialect: tt.client, Op: tt.op, PolicyHeader: tt.clientHeader}
 			target := Target{Dialect: AzureAI, ExtraParameters: tt.provider}
-			c := renderContext{req: &req, t: &target, target: AzureAI.spec(), source: tt.client.spec()}
-			err := azureAIPolicy(&c)
+			c := renderContext{req: &req, t: &target, target: AzureAI.spec(), source: tt.client.spec(),
+				strictParams: AzureAI.spec().knownParams[tt.op] != nil, policy: tt.provider} // as RenderBody sets them
+			err := clientPolicyHeader(&c)
 			if tt.errCode != "" {
 				if err == nil || err.Code != tt.errCode || err.Param != "extra-parameters" {
 					t.Fatalf("error %+v, want %s on extra-parameters", err, tt.errCode)

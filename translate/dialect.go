@@ -57,8 +57,9 @@ func (d Dialect) spec() *dialectSpec {
 	return nil
 }
 
-// answering is the spec whose envelope answers a client of this dialect: the hub's for an unknown one.
-func (d Dialect) answering() *dialectSpec {
+// asClient is the spec of a client of this dialect, whose envelope and shapes answer it: the hub's for an
+// unknown client.
+func (d Dialect) asClient() *dialectSpec {
 	if s := d.spec(); s != nil {
 		return s
 	}
@@ -323,7 +324,8 @@ type dialectSpec struct {
 	encodingFormats []string
 
 	// Answers, from this dialect's providers to clients of other dialects.
-	// editsAnswers reports whether its answers may need edits for such a client.
+	// editsAnswers reports whether its answers may need edits for such a client; false also lets its streams
+	// skip event inspection (the zero-copy path), so a dialect with only stream edits returns true.
 	editsAnswers func(x *Exchange) bool
 	// answerKeys are top-level answer (and stream event) members only this dialect's providers send.
 	answerKeys []answerKey

@@ -100,8 +100,10 @@ type errorFields struct {
 type errorEnvelope struct {
 	// write appends an error in the envelope.
 	write func(b []byte, f *errorFields) []byte
-	// recognises reports whether an upstream error's "error" object (with a string message) is already in
-	// the envelope, so a client of the same dialect gets it untouched.
+	// recognises is given the "error" member of an upstream error body (an object with a string message)
+	// and reports whether the body is already in the envelope, so a client of the same dialect gets it
+	// untouched. Envelopes without an "error" member are not recognised (parseUpstreamError still reads
+	// their message, code and param).
 	recognises func(e gjson.Result) bool
 	// unprocessableAs400: the dialect's SDKs treat 422 as unexpected, so its clients see 400.
 	unprocessableAs400 bool
@@ -109,7 +111,7 @@ type errorEnvelope struct {
 
 func renderError(client Dialect, f errorFields) []byte {
 	b := make([]byte, 0, 128+len(f.message)+len(f.inner)+len(f.details))
-	return client.answering().errors.write(b, &f)
+	return client.asClient().errors.write(b, &f)
 }
 
 // statusCode is the code name of an HTTP status, for envelopes that want a code when the upstream gave none.
@@ -180,7 +182,7 @@ func hasErrorEnvelope(d Dialect, body []byte) bool {
 		return false
 	}
 	e := gjson.GetBytes(body, "error")
-	return e.IsObject() && e.Get("message").Type == gjson.String && d.answering().errors.recognises(e)
+	return e.IsObject() && e.Get("message").Type == gjson.String && d.asClient().errors.recognises(e)
 }
 
 func parseUpstreamError(status int, body []byte) errorFields {

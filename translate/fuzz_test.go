@@ -116,7 +116,7 @@ func FuzzTranslateError(f *testing.F) {
 			return
 		}
 		client := Dialects[int(selector)%len(Dialects)]
-		provider := Dialects[int(selector/4)%len(Dialects)]
+		provider := Dialects[int(selector)/len(Dialects)%len(Dialects)]
 		got, out := ErrorAnswer(client, provider, status, body)
 		if got < 100 || got > 599 {
 			t.Fatalf("status %d", got)
@@ -134,7 +134,7 @@ func FuzzTranslateJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, selector uint8) {
 		x := Exchange{
 			Client:   Dialects[int(selector)%len(Dialects)],
-			Provider: Dialects[int(selector/4)%len(Dialects)],
+			Provider: Dialects[int(selector)/len(Dialects)%len(Dialects)],
 			Op:       OpChatCompletions,
 			Onchain:  OnchainData(int(selector/16) % 3),
 		}
@@ -168,7 +168,7 @@ func FuzzStreamChunking(f *testing.F) {
 	f.Fuzz(func(t *testing.T, stream []byte, cuts []byte, selector uint8) {
 		x := Exchange{
 			Client:       Dialects[int(selector)%len(Dialects)],
-			Provider:     Dialects[int(selector/4)%len(Dialects)],
+			Provider:     Dialects[int(selector)/len(Dialects)%len(Dialects)],
 			Op:           OpChatCompletions,
 			IncludeUsage: selector&0x40 != 0,
 			Tools:        selector&0x80 != 0,

@@ -244,12 +244,15 @@ var goldenProviders = map[Dialect]goldencase.Provider{
 // (plus embeddings toward EternalAI, which must be refused locally). Existing folders are left alone.
 func generateCases(t *testing.T) {
 	const fixtures = "../testdata/fixtures"
-	kinds := []struct{ name, request, response string }{
-		{"chat", "chat", "chat"},
-		{"chat-stream", "chat-stream", "chat-stream"},
-		{"error", "chat", "error"},
-		{"completions", "completions", "completions"},
-		{"embeddings", "embeddings", "embeddings"},
+	kinds := []struct {
+		name, request, response string
+		op                      Operation
+	}{
+		{"chat", "chat", "chat", OpChatCompletions},
+		{"chat-stream", "chat-stream", "chat-stream", OpChatCompletions},
+		{"error", "chat", "error", OpChatCompletions},
+		{"completions", "completions", "completions", OpCompletions},
+		{"embeddings", "embeddings", "embeddings", OpEmbeddings},
 	}
 	for _, k := range kinds {
 		for _, client := range Dialects {
@@ -259,12 +262,17 @@ func generateCases(t *testing.T) {
 				if _, err := os.Stat(req); err != nil {
 					continue // the client dialect has no such operation
 				}
-				if _, err := os.Stat(resp); err != nil {
-					resp = filepath.Join(fixtures, "response-openai-"+k.response+".http")
-				}
 				dir := filepath.Join(casesDir, k.name+"-"+client.String()+"-to-"+provider.String())
 				if _, err := os.Stat(dir); err == nil {
 					continue
+				}
+				if _, err := os.Stat(resp); err != nil && provider.Supports(k.op) {
+					t.Fatalf("%s: no answer fixture %s: write the provider's answer for this operation", dir, resp)
+				} else if err != nil {
+					resp = filepath.Join(fixtures, "response-openai-"+k.response+".http") // refused locally: unused
+				}
+				if _, ok := goldenProviders[provider]; !ok {
+					t.Fatalf("%s: goldenProviders has no settings for %s: add the provider its generated cases use", dir, provider)
 				}
 				if err := os.MkdirAll(dir, 0o755); err != nil {
 					t.Fatal(err)

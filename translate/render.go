@@ -131,17 +131,11 @@ type UpstreamBody struct {
 // dropped or replaced once, and appends the additions.
 func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {
 	var out UpstreamBody
-	// The context lives in the body: handed to the rules, a local would move to the heap for every request.
-	body.render = renderContext{req: req, body: body, t: t, target: t.Dialect.spec(), source: req.Dialect.answering()}
-	c := &body.render
+	c := body.startRender(req, t)
 	defer func() { body.render = renderContext{body: body} }()
 	if e := checkEncodingFormat(body, c.target); e != nil {
 		return out, e
 	}
-	c.version, _ = resolveAPIVersion(req, t)
-	c.model, c.wantModel = c.target.bodyModel(req, t, c.version)
-	c.forceUsage = t.ForceStreamUsage && body.Stream && !body.IncludeUsage && req.Op == OpChatCompletions &&
-		c.target.streamUsageOption
 	if e := c.target.prepareBody(c); e != nil {
 		return out, e
 	}
@@ -162,6 +156,19 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 	}
 	out.Body, out.Changed = w, true
 	return out, nil
+}
+
+// startRender sets up the body's render context for the target: what every rule reads. The context lives in
+// the body: handed to the rules, a local would move to the heap for every request.
+func (b *RequestBody) startRender(req *ClientRequest, t *Target) *renderContext {
+	b.render = renderContext{req: req, body: b, t: t, target: t.Dialect.spec(), source: req.Dialect.asClient()}
+	c := &b.render
+	c.version, _ = resolveAPIVersion(req, t)
+	c.model, c.wantModel = c.target.bodyModel(req, t, c.version)
+	c.forceUsage = t.ForceStreamUsage && b.Stream && !b.IncludeUsage && req.Op == OpChatCompletions &&
+		c.target.streamUsageOption
+	c.strictParams, c.policy = c.target.knownParams[req.Op] != nil, t.ExtraParameters
+	return c
 }
 
 // plan fills body.plans, one per member, and reports whether any member changes.

@@ -39,7 +39,7 @@ func AnswerHeadersFromBody(x *Exchange) bool {
 // ClientErrorStatus is the status a client sees for an upstream error status: Azure AI's 422 ("parameter
 // not supported") is a 400 to clients whose SDKs treat 422 as unexpected.
 func ClientErrorStatus(client Dialect, status int) int {
-	if status == 422 && client.answering().errors.unprocessableAs400 {
+	if status == 422 && client.asClient().errors.unprocessableAs400 {
 		return 400
 	}
 	return status
@@ -86,7 +86,7 @@ func alwaysEdits(*Exchange) bool { return true }
 // ModelObjectTail ends a model-list entry (after its "id") in the shape of the client's dialect and route;
 // owner is the provider that serves the model.
 func ModelObjectTail(req *ClientRequest, owner string) string {
-	return req.Dialect.answering().modelObject(req, owner)
+	return req.Dialect.asClient().modelObject(req, owner)
 }
 
 // JSONString renders s as a JSON string literal.

@@ -43,8 +43,8 @@ type bodyRule struct {
 // A bodyAddition appends a field the body lacks: ok false when it adds nothing.
 type bodyAddition func(c *renderContext) (key string, value []byte, ok bool)
 
-// renderContext is what the rules of one rendering share. Fields after the first block are set by a
-// target dialect's prepareBody for its own rows.
+// renderContext is what the rules of one rendering share, set before the members are planned; a target
+// dialect's prepareBody may adjust policy and set chainID for its own rows.
 type renderContext struct {
 	req            *ClientRequest
 	body           *RequestBody
@@ -57,7 +57,8 @@ type renderContext struct {
 	// wroteMaxTokens: a member becomes max_tokens (a rename), so the body has it although it did not.
 	wroteMaxTokens bool
 
-	// strictParams: the target lists its known parameters for the operation; others follow policy.
+	// strictParams: the target lists its known parameters for the operation (knownParams); the others
+	// follow policy, the provider's extra_parameters unless the target's prepareBody overrides it.
 	strictParams bool
 	policy       ExtraParameters
 	extras       paramList

@@ -13,10 +13,7 @@ func planOne(t *testing.T, rule func(*renderContext, int, *memberPlan) *Error, o
 		t.Fatalf("parse %s: %v", body, err)
 	}
 	req := ClientRequest{Dialect: client, Op: op}
-	c := &renderContext{req: &req, body: &b, t: &target, target: target.Dialect.spec(), source: client.spec()}
-	c.version, _ = resolveAPIVersion(&req, &target)
-	c.model, c.wantModel = c.target.bodyModel(&req, &target, c.version)
-	c.forceUsage = target.ForceStreamUsage
+	c := b.startRender(&req, &target)
 	if err := c.target.prepareBody(c); err != nil {
 		return memberPlan{}, c, err
 	}
@@ -47,7 +44,7 @@ func TestBodyRules(t *testing.T) {
 		{"model is the deployment on the azure v1 surface", planModel, OpChatCompletions, `{"model":"gpt-4o"}`,
 			Target{Dialect: AzureOpenAI, Model: "gpt-4o", Deployment: "prod", APIVersion: "v1"}, editString, "prod", true, ""},
 		{"stream_options untouched without forced usage", planStreamOptions, OpChatCompletions, `{"stream_options":{}}`, openai, editKeep, "", false, ""},
-		{"stream_options gets include_usage when forced", planStreamOptions, OpChatCompletions, `{"stream_options":{"x":1}}`,
+		{"stream_options gets include_usage when forced", planStreamOptions, OpChatCompletions, `{"stream_options":{"x":1},"stream":true}`,
 			Target{Dialect: OpenAI, ForceStreamUsage: true}, editRaw, "", true, ""},
 		{"stop string wrapped", wrapStringInArray, OpChatCompletions, `{"stop":"END"}`, Target{Dialect: AzureAI}, editWrapInArray, "", false, ""},
 		{"stop array kept", wrapStringInArray, OpChatCompletions, `{"stop":["a"]}`, Target{Dialect: AzureAI}, editKeep, "", false, ""},
@@ -129,7 +126,7 @@ func TestBodyAdditions(t *testing.T) {
 		{"model added when absent", addModel, OpChatCompletions, OpenAI, `{}`, Target{Dialect: OpenAI, Model: "m"}, `model:"m"`},
 		{"model not added when present", addModel, OpChatCompletions, OpenAI, `{"model":"x"}`, Target{Dialect: OpenAI, Model: "m"}, ""},
 		{"no model on the azure classic surface", addModel, OpChatCompletions, OpenAI, `{}`, Target{Dialect: AzureOpenAI, Model: "m"}, ""},
-		{"stream_options added when forced", addStreamOptions, OpChatCompletions, OpenAI, `{}`,
+		{"stream_options added when forced", addStreamOptions, OpChatCompletions, OpenAI, `{"stream":true}`,
 			Target{Dialect: OpenAI, ForceStreamUsage: true}, `stream_options:{"include_usage":true}`},
 		{"chain_id added", addChainID, OpChatCompletions, OpenAI, `{}`, Target{Dialect: EternalAI}, `chain_id:"45762"`},
 		{"a client's chain id is written as JSON", addChainID, OpChatCompletions, OpenAI, `{}`,
