@@ -28,8 +28,9 @@ build:
 run: build
 	cd e2e && $(GO) run ./cmd/local -wasm ../$(WASM) $(if $(CONFIG),-config $(abspath $(CONFIG)))
 
-## test: every test: translate, the filter natively and as the compiled .wasm, e2e with Go and npm SDKs,
-## deployment files, the tidwall/pretty stand-in (third_party/pretty)
+## test: every test: translate, the filter natively and as the compiled .wasm (under wazero, and under V8 in
+## Node: internal/v8host replays the golden cases), e2e with Go and npm SDKs, deployment files, the
+## tidwall/pretty stand-in (third_party/pretty)
 test: fmt-check vet build node-deps
 	AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags aidialect_faults -run 'Fault' ./plugin
@@ -55,17 +56,20 @@ e2e-envoy: build
 	docker compose -f e2e/docker-compose.yaml up --build --abort-on-container-exit --exit-code-from tests; \
 	status=$$?; docker compose -f e2e/docker-compose.yaml down; exit $$status
 
-## bench: hot-path benchmarks (native translate, and the whole filter in the compiled .wasm) beside their
-## floors, as a table of ratios; raw output in dist/bench.txt (compare runs with benchstat); memory over
-## 100,000 requests in dist/memory.txt
+## bench: hot-path benchmarks (native translate, and the whole filter in the compiled .wasm, under wazero and
+## under V8 in Node) beside their floors, as a table of ratios; raw output in dist/bench.txt (compare runs with
+## benchstat); memory over 100,000 requests in dist/memory.txt (wazero) and dist/memory-v8.txt (V8)
 bench: build
 	@( $(GO) test -run='^$$' -bench=. -benchmem -count=3 -benchtime=$(BENCHTIME) ./translate/ ./internal/sse/ ./internal/redact/ && \
 	   AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -run='^$$' -bench='WasmLifecycle|PluginStart' -benchmem -count=5 ./bench/ && \
-	   AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -run='^$$' -bench=Instantiate -benchmem -benchtime=3x ./bench/ \
+	   AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -run='^$$' -bench=Instantiate -benchmem -benchtime=3x ./bench/ && \
+	   AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -run='^$$' -bench='V8Lifecycle|WazeroLifecycle' -count=5 -benchtime=$(BENCHTIME) ./internal/v8host/ \
 	 ) > $(DIST)/bench.txt
 	$(GO) run ./tools/benchtable < $(DIST)/bench.txt
 	@AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 -run='^TestMemory$$' -v ./bench/ > $(DIST)/memory.txt; \
 	status=$$?; grep -Ev '^=== RUN' $(DIST)/memory.txt; exit $$status
+	@AIDIALECT_V8_MEMORY=1 AIDIALECT_WASM=$(abspath $(WASM)) $(GO) test -count=1 -run='^TestV8Memory$$' -v ./internal/v8host/ > $(DIST)/memory-v8.txt; \
+	status=$$?; grep -Ev '^=== RUN' $(DIST)/memory-v8.txt; exit $$status
 
 ## fuzz: every fuzz target (go test -list) of translate/ and internal/... for FUZZTIME each (make fuzz
 ## FUZZTIME=5m), all of them whatever the earlier ones did. Fails only for a finding: a new reproducer under

@@ -1,0 +1,76 @@
+package hostemu_test
+
+import (
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/aidialect/aidialect/internal/hostemu"
+	"github.com/aidialect/aidialect/internal/hostemu/ruleguest"
+)
+
+// TestRuleTable holds hostemu to rules.json, the rule table the V8 host (internal/v8host) reads too: every
+// check's scenario, played natively through hostemu, gets exactly the verdict the table names, and every
+// allowed scenario gets none. TestRuleTableUnderV8 plays the same scenarios through the V8 host.
+func TestRuleTable(t *testing.T) {
+	for _, c := range hostemu.Rules.Checks {
+		if c.Scenario == nil {
+			continue
+		}
+		t.Run(c.ID, func(t *testing.T) {
+			if got := playNative(t, c.Scenario); got != c.Rule {
+				t.Errorf("verdict %q, the table says %q (%s)", got, c.Rule, c.Text)
+			}
+		})
+	}
+	for _, c := range hostemu.Rules.Allowed {
+		t.Run(c.ID, func(t *testing.T) {
+			if got := playNative(t, c.Scenario); got != "" {
+				t.Errorf("verdict %q, the table allows it (%s)", got, c.Text)
+			}
+		})
+	}
+}
+
+func playNative(t *testing.T, sc *hostemu.Scenario) string {
+	t.Helper()
+	h, err := hostemu.New(ruleguest.VM(), sc.Guest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	_, err = hostemu.PlayScenario(h, sc)
+	return hostemu.Verdict(err)
+}
+
+// TestRuleTableNamesEveryCheck: each place hostemu.go reports a broken rule is one check of the table, so a
+// rule added to one host without the table (and so without the other host) fails here.
+func TestRuleTableNamesEveryCheck(t *testing.T) {
+	src, err := os.ReadFile("hostemu.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites := map[string]int{}
+	for _, m := range regexp.MustCompile(`ruleErr\("(envoy-host \d+)"`).FindAllStringSubmatch(string(src), -1) {
+		sites[m[1]]++
+	}
+	table := map[string]int{}
+	for _, c := range hostemu.Rules.Checks {
+		if c.Rule != "trap" {
+			table[c.Rule]++
+		}
+	}
+	for rule, n := range sites {
+		if table[rule] != n {
+			t.Errorf("hostemu.go reports %s in %d places, rules.json lists %d checks for it", rule, n, table[rule])
+		}
+	}
+	for rule, n := range table {
+		if sites[rule] == 0 {
+			t.Errorf("rules.json lists %d checks for %s, hostemu.go reports it nowhere", n, rule)
+		}
+	}
+	if _, ok := hostemu.Rules.Check("trap"); !ok {
+		t.Error("rules.json has no trap check")
+	}
+}
