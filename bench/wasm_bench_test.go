@@ -7,6 +7,7 @@ import (
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
 
 	"github.com/aidialect/aidialect/internal/hostemu"
+	"github.com/aidialect/aidialect/internal/wasmtest"
 )
 
 // BenchmarkWasmLifecycle is one request's whole life in the compiled module under wazero: request headers,
@@ -15,52 +16,18 @@ import (
 // process and over the same emulator path, one hostemu.Host per module for the whole benchmark. The
 // filter's line carries its ratios to the floor: xfloor-ns (wall time), xfloor-cpu (process CPU time,
 // steadier on a shared machine) and xfloor-B (bytes allocated on the host side; the guest's own heap is
-// TestMemory's subject).
+// TestMemory's subject), each divided by the best floor run (wasmtest.AgainstFloor).
 func BenchmarkWasmLifecycle(b *testing.B) {
 	for _, r := range []*request{jsonScenario("llama-3-70b"), streamScenario("llama-3-70b")} {
-		// With -count=N each sub-benchmark runs N times in a row, the floor's first: every filter run is
-		// divided by the best floor run, the one least disturbed by whatever else the machine was doing.
-		var floor result
-		for _, name := range []string{floorName, filterName} {
-			b.Run(r.name+"/"+name, func(b *testing.B) {
-				got := benchLifecycle(b, sharedGuest(b, name), r)
-				if got.cpuPerOp > 0 {
-					b.ReportMetric(got.cpuPerOp, "cpu-ns/op")
-				}
-				if name == floorName {
-					floor = floor.best(got)
-					return
-				}
-				if floor.n == 0 {
-					return
-				}
-				b.ReportMetric(got.nsPerOp/floor.nsPerOp, "xfloor-ns")
-				b.ReportMetric(got.bytesPerOp/floor.bytesPerOp, "xfloor-B")
-				if floor.cpuPerOp > 0 && got.cpuPerOp > 0 {
-					b.ReportMetric(got.cpuPerOp/floor.cpuPerOp, "xfloor-cpu")
-				}
-			})
-		}
+		wasmtest.AgainstFloor(b, r.name, func(b *testing.B, name string) wasmtest.Result {
+			return benchLifecycle(b, sharedGuest(b, name), r)
+		})
 	}
 }
 
-// result is what testing prints, measured the same way, so the filter's benchmark can divide by the floor's;
-// plus the process CPU time per request, the figure to trust on a busy machine.
-type result struct {
-	n                             int
-	nsPerOp, bytesPerOp, cpuPerOp float64
-}
-
-// best keeps the lowest of each figure over several runs of the same benchmark.
-func (r result) best(o result) result {
-	if r.n == 0 {
-		return o
-	}
-	r.nsPerOp, r.bytesPerOp, r.cpuPerOp = min(r.nsPerOp, o.nsPerOp), min(r.bytesPerOp, o.bytesPerOp), min(r.cpuPerOp, o.cpuPerOp)
-	return r
-}
-
-func benchLifecycle(b *testing.B, g *guest, r *request) result {
+// benchLifecycle measures as testing prints (wall time, host-side bytes), plus the process CPU time per
+// request, the figure to trust on a busy machine.
+func benchLifecycle(b *testing.B, g *guest, r *request) wasmtest.Result {
 	s, err := g.start(benchConfig)
 	if err != nil {
 		b.Fatal(err)
@@ -78,23 +45,23 @@ func benchLifecycle(b *testing.B, g *guest, r *request) result {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	cpu := processCPU()
+	cpu := wasmtest.ProcessCPU()
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := s.exchange(r); err != nil {
 			b.Fatal(err)
 		}
 	}
-	cpu = processCPU() - cpu
+	cpu = wasmtest.ProcessCPU() - cpu
 	runtime.ReadMemStats(&after)
-	if s.client.status != 200 {
-		b.Fatalf("client status %d", s.client.status)
+	if s.client.Status != 200 {
+		b.Fatalf("client status %d", s.client.Status)
 	}
-	return result{
-		n:          b.N,
-		nsPerOp:    float64(b.Elapsed().Nanoseconds()) / float64(b.N),
-		bytesPerOp: float64(after.TotalAlloc-before.TotalAlloc) / float64(b.N),
-		cpuPerOp:   float64(cpu.Nanoseconds()) / float64(b.N),
+	return wasmtest.Result{
+		N:          b.N,
+		NsPerOp:    float64(b.Elapsed().Nanoseconds()) / float64(b.N),
+		BytesPerOp: float64(after.TotalAlloc-before.TotalAlloc) / float64(b.N),
+		CPUPerOp:   float64(cpu.Nanoseconds()) / float64(b.N),
 	}
 }
 

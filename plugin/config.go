@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,6 +109,9 @@ type provider struct {
 	apiVersion      string
 	extraParameters translate.ExtraParameters
 	chainID         string
+	// authHeaders are translate.ProviderAuthHeaders for the provider's own key, made once (nil with
+	// passthrough, whose key is each client's).
+	authHeaders []translate.Header
 }
 
 // modelRoute is one models entry: which provider serves the names it matches, and how.
@@ -119,6 +123,9 @@ type modelRoute struct {
 	model      string
 	deployment string
 	chainID    string
+	// head remembers the entry's last rendered request line (renderHead); shared by the copies
+	// resolve returns.
+	head *headCache
 }
 
 type consumer struct {
@@ -277,6 +284,10 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 			if err != nil {
 				return nil, ofProvider(err, p.name)
 			}
+			if k := slices.Index(c.metricTargets, metricTarget{p.name, route.label}); k >= 0 {
+				// One counter would sum both entries' tokens, and neither count would be right.
+				return nil, ofProvider(fieldErr(field+".name", "%q gives the same metric label %q as another of this provider's models: labels keep A-Z a-z 0-9 - _, write other bytes as _ and * as any; rename one of them", rm.Name, route.label), p.name)
+			}
 			route.metricID = len(c.metricTargets)
 			c.metricTargets = append(c.metricTargets, metricTarget{p.name, route.label})
 			if route.pattern.literal() {
@@ -295,7 +306,10 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 		if !ok {
 			return nil, fieldErr("default_provider", "names %q, which is not a configured provider", raw.DefaultProvider)
 		}
-		c.defaultRoute = &modelRoute{provider: p, label: defaultLabel, metricID: len(c.metricTargets)}
+		if slices.Contains(c.metricTargets, metricTarget{p.name, defaultLabel}) {
+			return nil, fieldErr("default_provider", "provider %q has a model whose metric label is %q, the default route's: rename that model entry", p.name, defaultLabel)
+		}
+		c.defaultRoute = &modelRoute{provider: p, label: defaultLabel, metricID: len(c.metricTargets), head: &headCache{}}
 		c.metricTargets = append(c.metricTargets, metricTarget{p.name, defaultLabel})
 	}
 	if len(raw.Consumers) > 0 {
@@ -441,6 +455,9 @@ func parseProvider(field string, rp rawProvider, getenv func(string) string, env
 	if len(rp.Models) == 0 {
 		return nil, fieldErr(field+".models", "is empty: list the models this provider serves (\"*\" for all)")
 	}
+	if !p.passthrough && p.key != "" {
+		p.authHeaders = translate.ProviderAuthHeaders(p.dialect, p.key, p.entraToken)
+	}
 	return p, nil
 }
 
@@ -461,7 +478,7 @@ func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {
 		return modelRoute{}, fieldErr(field+".name", "%v", err)
 	}
 	route := modelRoute{provider: p, pattern: pattern, label: metricLabel(rm.Name), model: rm.Model,
-		deployment: rm.Deployment, chainID: rm.ChainID}
+		deployment: rm.Deployment, chainID: rm.ChainID, head: &headCache{}}
 	if strings.ContainsAny(rm.Model, "\r\n\x00") {
 		return route, fieldErr(field+".model", "contains a line break or NUL")
 	}

@@ -168,10 +168,16 @@ func decodeString(field string, v gjson.Result, dst *string) error {
 }
 
 func decodeInt(field string, v gjson.Result, dst **int) error {
-	if v.Type != gjson.Number || v.Num != float64(int64(v.Num)) {
+	// The range is checked before converting: Go leaves an out-of-range float-to-int conversion to the
+	// platform (amd64 and wasm differ), and check-config must say what Envoy says.
+	const two63 = 9223372036854775808.0
+	if v.Type != gjson.Number || v.Num < -two63 || v.Num > two63 || v.Num < two63 && v.Num != float64(int64(v.Num)) {
 		return fieldErr(field, "must be an integer")
 	}
 	n := int(v.Int())
+	if v.Num == two63 {
+		n = 1<<63 - 1 // 2^63 and 2^63-1 read as the same float: the range check refuses both
+	}
 	*dst = &n
 	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
 
 	"github.com/aidialect/aidialect/internal/hostemu"
+	"github.com/aidialect/aidialect/internal/wasmtest"
 )
 
 // The harness drives the filter the way Envoy does and checks the host rules of
@@ -28,24 +27,11 @@ var wasmModule []byte
 func TestMain(m *testing.M) {
 	// proxytest narrates every host call through the log package; the assertions say what matters.
 	log.SetOutput(io.Discard)
-	path := os.Getenv("AIDIALECT_WASM")
-	if path == "" {
-		dir, err := os.MkdirTemp("", "aidialect-wasm")
-		if err != nil {
-			panic(err)
-		}
-		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, "aidialect.wasm")
-		build := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", path, ".")
-		build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building the wasm module for the wasm-mode tests failed: %v\n%s", err, out)
-			os.Exit(1)
-		}
-	}
+	// The module under test: AIDIALECT_WASM (make test: dist/aidialect.wasm), else this package built for
+	// wasip1 with its name section kept, so a trap names the guest's functions.
 	var err error
-	if wasmModule, err = os.ReadFile(path); err != nil {
-		fmt.Fprintf(os.Stderr, "reading %s: %v (run make build, or unset AIDIALECT_WASM)\n", path, err)
+	if wasmModule, err = wasmtest.FilterModule(wasmtest.NamedBuildFlags); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	os.Exit(m.Run())

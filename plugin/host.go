@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/binary"
 	"runtime"
+	"slices"
+	"unsafe"
 
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 
@@ -16,12 +19,6 @@ func requestHeader(name string) string {
 		return ""
 	}
 	return v
-}
-
-// clearRouteCache asks Envoy (>= 1.33) to pick the route again after our header edits. Older hosts lack the
-// foreign function; ABI 0.2.0 hosts clear the cache on every header edit anyway (docs/envoy-host.md section 2).
-func clearRouteCache() {
-	_, _ = proxywasm.CallForeignFunction("clear_route_cache", nil)
 }
 
 // requestState holds the buffers one exchange needs; they are reused across requests so a long-lived worker
@@ -109,20 +106,119 @@ type headerList struct {
 	dirty bool
 }
 
-func readRequestHeaders() headerList {
-	pairs, err := proxywasm.GetHttpRequestHeaders()
+// readRequestHeaders reads the request headers, into buf when it is large enough (pluginContext.takePairs).
+func readRequestHeaders(buf [][2]string) headerList {
+	pairs, err := getHeaderMap(mapRequestHeaders, buf)
 	if err != nil {
 		proxywasm.LogErrorf("aidialect: reading the request headers failed: %v", err)
 	}
 	return headerList{pairs: pairs}
 }
 
-func readResponseHeaders() headerList {
-	pairs, err := proxywasm.GetHttpResponseHeaders()
+// readResponseHeaders reads the response headers, into buf when it is large enough.
+func readResponseHeaders(buf [][2]string) headerList {
+	pairs, err := getHeaderMap(mapResponseHeaders, buf)
 	if err != nil {
 		proxywasm.LogErrorf("aidialect: reading the response headers failed: %v", err)
 	}
 	return headerList{pairs: pairs}
+}
+
+// watchedHeaders are the request headers OnHttpRequestHeaders reads, the first six at the fixed places
+// below: the request line's, the credentials, the body's encoding and length, then the other
+// decisiveHeaders, whose repeats it refuses.
+var watchedHeaders = watchList()
+
+const (
+	slotMethod = iota
+	slotPath
+	slotAuthorization
+	slotAPIKey
+	slotContentEncoding
+	slotContentLength
+)
+
+// decisiveSlots[i] is the place of decisiveHeaders[i] in watchedHeaders.
+var decisiveSlots = func() []int {
+	slots := make([]int, len(decisiveHeaders))
+	for i, name := range decisiveHeaders {
+		slots[i] = watchedIndex(name)
+	}
+	return slots
+}()
+
+func watchList() []string {
+	list := []string{":method", ":path", "authorization", "api-key", "content-encoding", "content-length"}
+	for _, name := range decisiveHeaders {
+		if !slices.Contains(list, name) {
+			list = append(list, name)
+		}
+	}
+	if len(list) > maxWatched {
+		panic("plugin: more watched request headers than maxWatched")
+	}
+	return list
+}
+
+// maxWatched bounds the headers a requestHead holds.
+const maxWatched = 16
+
+// requestHead is what the filter reads of the request headers, taken in one pass over the list rather than
+// one per header: the first value of each of watchedHeaders, and how many times it is present (up to 2).
+type requestHead struct {
+	values [maxWatched]string
+	counts [maxWatched]uint8
+	list   *headerList
+}
+
+//go:noinline
+func readRequestHead(l *headerList) requestHead {
+	r := requestHead{list: l}
+	names := watchedHeaders
+	for _, kv := range l.pairs {
+		for i, name := range names {
+			if kv[0] == name {
+				if r.counts[i] == 0 {
+					r.values[i] = kv[1]
+					r.counts[i] = 1
+				} else {
+					r.counts[i] = 2
+				}
+				break
+			}
+		}
+	}
+	return r
+}
+
+// watchedIndex is a header's place in the requestHead, or -1.
+func watchedIndex(name string) int {
+	for i, n := range watchedHeaders {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// get is headerList.get. Not inlined, like set: OnHttpRequestHeaders reads half a dozen headers.
+//
+//go:noinline
+func (r *requestHead) get(name string) string {
+	if i := watchedIndex(name); i >= 0 {
+		return r.values[i]
+	}
+	return r.list.get(name)
+}
+
+// repeated reports whether a header is present more than once.
+//
+//go:noinline
+func (r *requestHead) repeated(name string) bool {
+	if i := watchedIndex(name); i >= 0 {
+		return r.counts[i] > 1
+	}
+	return r.list.count(name) > 1
 }
 
 // get returns the first value of a header ("" when absent); Envoy hands names over in lower case.
@@ -144,6 +240,83 @@ func (l *headerList) count(name string) int {
 		}
 	}
 	return n
+}
+
+// headerEdit is one edit of a batch applied by headerList.apply: a set, or a del when del is true.
+type headerEdit struct {
+	name, value string
+	del         bool
+}
+
+// apply makes a batch of edits in one rebuild of the list, with the result of making them one by one
+// (set and del): every value of a header an edit names is removed, and each set that no later edit of the
+// same header undoes is appended, in the order of the edits.
+func (l *headerList) apply(edits []headerEdit) { l.applyIn(edits, l.pairs) }
+
+// applyIn is apply rebuilding the list in dst's memory when it is large enough (dst may be the list's own, or
+// a buffer whose contents are overwritten), else in a new slice: never in the list's own memory unless dst
+// is. (The loops are written out: in the module a call costs more than a comparison.)
+func (l *headerList) applyIn(edits []headerEdit, dst [][2]string) {
+	if len(edits) > 64 {
+		// One by one, on a copy in dst: the result is never in the list's own memory unless dst is.
+		t := headerList{pairs: append(dst[:0], l.pairs...), dirty: l.dirty}
+		for _, e := range edits {
+			if e.del {
+				t.del(e.name)
+			} else {
+				t.set(e.name, e.value)
+			}
+		}
+		*l = t
+		return
+	}
+	// lengths has bit len(name)%64 set for every name edited: most headers are passed over on it alone.
+	// final has bit i set for a set no later edit of its header undoes: those are appended.
+	var lengths, final uint64
+	added := 0
+	for i := range edits {
+		name := edits[i].name
+		lengths |= 1 << (len(name) & 63)
+		if edits[i].del {
+			continue
+		}
+		undone := false
+		for j := i + 1; j < len(edits) && !undone; j++ {
+			undone = edits[j].name == name
+		}
+		if !undone {
+			final |= 1 << i
+			added++
+		}
+	}
+	kept := dst[:0]
+	if len(l.pairs)+added > cap(kept) {
+		// Made at its final size rather than grown by doubling as the sets are appended.
+		kept = make([][2]string, 0, len(l.pairs)+added)
+	}
+	for _, kv := range l.pairs {
+		if lengths&(1<<(len(kv[0])&63)) != 0 {
+			edited := false
+			for j := 0; j < len(edits) && !edited; j++ {
+				edited = edits[j].name == kv[0]
+			}
+			if edited {
+				l.dirty = true
+				continue
+			}
+		}
+		kept = append(kept, kv)
+	}
+	for i := range edits {
+		if edits[i].del {
+			continue
+		}
+		l.dirty = true
+		if final&(1<<i) != 0 {
+			kept = append(kept, [2]string{edits[i].name, edits[i].value})
+		}
+	}
+	l.pairs = kept
 }
 
 // set replaces every value of a header with one. Not inlined: applyRequestHeaders makes a dozen edits, and
@@ -169,11 +342,63 @@ func (l *headerList) del(name string) {
 	l.pairs = kept
 }
 
+// The proxy-wasm map types of the header maps the filter replaces.
+const (
+	mapRequestHeaders  uint32 = 0
+	mapResponseHeaders uint32 = 2
+)
+
+// appendHeaderMap serialises a header map as proxy_set_header_map_pairs takes it: the number of pairs, each
+// pair's name and value lengths, then each name and value followed by a NUL (all numbers 32-bit little-endian).
+func appendHeaderMap(b []byte, pairs [][2]string) []byte {
+	size := 4 + 10*len(pairs)
+	for _, kv := range pairs {
+		size += len(kv[0]) + len(kv[1])
+	}
+	// Every byte of the grown slice is written below.
+	b = slices.Grow(b[:0], size)[:size]
+	binary.LittleEndian.PutUint32(b, uint32(len(pairs)))
+	data := 4 + 8*len(pairs)
+	for i, kv := range pairs {
+		binary.LittleEndian.PutUint32(b[4+8*i:], uint32(len(kv[0])))
+		binary.LittleEndian.PutUint32(b[8+8*i:], uint32(len(kv[1])))
+		data += copy(b[data:], kv[0])
+		b[data] = 0
+		data += 1 + copy(b[data+1:], kv[1])
+		b[data] = 0
+		data++
+	}
+	return b
+}
+
+// decodeHeaderMap is the SDK's, into buf when it is large enough: the names and values are views of the
+// host's buffer.
+func decodeHeaderMap(b []byte, buf [][2]string) [][2]string {
+	n := int(binary.LittleEndian.Uint32(b))
+	sizes, data := 4, 4+8*n
+	pairs := buf[:0]
+	if cap(pairs) < n {
+		pairs = make([][2]string, n)
+	}
+	pairs = pairs[:n]
+	for i := range pairs {
+		keySize := int(binary.LittleEndian.Uint32(b[sizes:]))
+		valueSize := int(binary.LittleEndian.Uint32(b[sizes+4:]))
+		sizes += 8
+		key := b[data : data+keySize]
+		data += keySize + 1
+		value := b[data : data+valueSize]
+		data += valueSize + 1
+		pairs[i] = [2]string{unsafe.String(unsafe.SliceData(key), len(key)), unsafe.String(unsafe.SliceData(value), len(value))}
+	}
+	return pairs
+}
+
 func (l *headerList) writeRequest() {
 	if !l.dirty {
 		return
 	}
-	if err := proxywasm.ReplaceHttpRequestHeaders(l.pairs); err != nil {
+	if err := replaceHeaderMap(mapRequestHeaders, l.pairs); err != nil {
 		proxywasm.LogErrorf("aidialect: writing the request headers failed: %v", err)
 	}
 	l.dirty = false
@@ -183,7 +408,7 @@ func (l *headerList) writeResponse() {
 	if !l.dirty {
 		return
 	}
-	if err := proxywasm.ReplaceHttpResponseHeaders(l.pairs); err != nil {
+	if err := replaceHeaderMap(mapResponseHeaders, l.pairs); err != nil {
 		proxywasm.LogErrorf("aidialect: writing the response headers failed: %v", err)
 	}
 	l.dirty = false

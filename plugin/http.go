@@ -29,11 +29,12 @@ type httpContext struct {
 	types.DefaultHttpContext
 	plugin *pluginContext
 	id     uint32 // the host's context id
-	// watchSince is the body watch's tick count when the request started waiting for its body.
-	watchSince int
-	cfg        *config
-	metrics    *metrics
-	state      *requestState
+	// watchSince is the body watch's tick count when the request started waiting for its body; watchSlot is
+	// its place in the watch, plus one (0: not watched).
+	watchSince, watchSlot int
+	cfg                   *config
+	metrics               *metrics
+	state                 *requestState
 
 	req       translate.ClientRequest
 	clientKey string
@@ -74,9 +75,9 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	if h.cfg == nil {
 		return h.reply(translate.DialectUnknown, translate.NewError(translate.ErrInternal, "", "the filter has no valid configuration; see the Envoy log"))
 	}
-	h.reqHeaders = readRequestHeaders()
-	method := h.reqHeaders.get(":method")
-	path := h.reqHeaders.get(":path")
+	h.reqHeaders = readRequestHeaders(h.plugin.takePairs())
+	head := readRequestHead(&h.reqHeaders)
+	method, path := head.values[slotMethod], head.values[slotPath]
 	req, detectErr := translate.Detect(method, path, h.cfg.pathPrefix)
 	h.req = req
 	if !req.Known() {
@@ -94,13 +95,13 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	if detectErr != nil {
 		return h.reply(req.Dialect, detectErr)
 	}
-	for _, name := range decisiveHeaders {
-		if h.reqHeaders.count(name) > 1 {
+	for i, name := range decisiveHeaders {
+		if head.counts[decisiveSlots[i]] > 1 {
 			return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidParameter, name,
 				"the "+name+" header is sent more than once: send it once"))
 		}
 	}
-	h.clientKey = translate.ClientCredential(h.reqHeaders.get("authorization"), h.reqHeaders.get("api-key"))
+	h.clientKey = translate.ClientCredential(head.values[slotAuthorization], head.values[slotAPIKey])
 	if !translate.HeaderSafe(h.clientKey) {
 		// Passthrough providers get this value in another header: never copy a line break or NUL there.
 		return h.reply(req.Dialect, translate.NewError(translate.ErrUnauthorized, "",
@@ -115,18 +116,18 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	if req.Op == translate.OpListModels {
 		return h.replyModelList()
 	}
-	if enc := h.reqHeaders.get("content-encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+	if enc := head.values[slotContentEncoding]; enc != "" && !strings.EqualFold(enc, "identity") {
 		return h.reply(req.Dialect, translate.NewError(translate.ErrUnsupportedEncoding, "",
 			"request bodies with content-encoding "+strconv.Quote(enc)+" cannot be translated: send the JSON uncompressed"))
 	}
-	if n, err := strconv.Atoi(h.reqHeaders.get("content-length")); err == nil && n > h.cfg.maxRequestBytes {
+	if n, err := strconv.Atoi(head.values[slotContentLength]); err == nil && n > h.cfg.maxRequestBytes {
 		return h.reply(req.Dialect, bodyTooLarge(h.cfg.maxRequestBytes))
 	}
 	if endOfStream {
 		return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidJSON, "", "the request has no body: send a JSON object"))
 	}
 	if name := req.Dialect.ModelHeader(); name != "" {
-		h.req.ModelHeader = h.reqHeaders.get(name)
+		h.req.ModelHeader = head.get(name)
 		if h.req.ModelHeader != "" && !translate.ValidDeployment(h.req.ModelHeader) {
 			// The client's model header routes the request and is forwarded to providers of its dialect: the
 			// same rule as a deployment in a path.
@@ -135,7 +136,7 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 		}
 	}
 	if name := req.Dialect.PolicyHeader(); name != "" {
-		h.req.PolicyHeader = h.reqHeaders.get(name)
+		h.req.PolicyHeader = head.get(name)
 	}
 	model, inRequestLine := h.req.ModelFromHeaders()
 	if !inRequestLine {
@@ -144,12 +145,12 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 		}
 		return types.ActionPause
 	}
-	head, err := h.chooseRoute(model)
+	upstream, err := h.chooseRoute(model)
 	if err != nil {
 		return h.reply(req.Dialect, err)
 	}
 	// The body may still change size: Envoy must not forward the client's content-length.
-	h.applyRequestHeaders(head, -1)
+	h.applyRequestHeaders(upstream, -1)
 	h.headersSent = true
 	return types.ActionContinue
 }
@@ -170,7 +171,7 @@ func (h *httpContext) chooseRoute(model string) (translate.UpstreamHead, *transl
 	}
 	h.route, h.routed = route, true
 	h.target = route.target(model)
-	return translate.RenderHead(&h.req, &h.target)
+	return h.route.renderHead(&h.req, &h.target)
 }
 
 // OnHttpRequestBody buffers the body, then renders it for the provider. When the route waited for the body,
@@ -223,7 +224,7 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	h.requestDone = true
 	// Counted before the read, so that garbage left by earlier bodies is collected before this one is copied in.
 	h.plugin.pool.handled(bodySize)
-	raw, err := proxywasm.GetHttpRequestBody(0, bodySize)
+	raw, err := getBody(bufferRequestBody, 0, bodySize)
 	if err != nil && err != types.ErrorStatusNotFound {
 		return h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "", "reading the request body failed: "+err.Error()))
 	}
@@ -273,42 +274,49 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 // still held (docs/envoy-host.md section 1).
 func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLength int) {
 	p := h.route.provider
-	hs := &h.reqHeaders
-	hs.set(":authority", p.host)
-	hs.set(":path", head.Path)
-	hs.set(h.cfg.routingHeader, p.name)
-	key := p.key
-	if p.passthrough {
-		key = h.clientKey
-	}
+	// Collected, then made in one rebuild of the list (headerList.apply): the same result as making them
+	// one by one, without a pass and a copy of the list per edit.
+	var buf [32]headerEdit
+	edits := append(buf[:0], headerEdit{name: ":authority", value: p.host})
+	edits = append(edits, headerEdit{name: ":path", value: head.Path})
+	edits = append(edits, headerEdit{name: h.cfg.routingHeader, value: p.name})
 	for _, name := range translate.ClientCredentialHeaders {
-		hs.del(name)
+		edits = append(edits, headerEdit{name: name, del: true})
 	}
-	if !p.passthrough {
+	auth := p.authHeaders
+	if p.passthrough {
+		auth = nil
+		if h.clientKey != "" {
+			auth = translate.ProviderAuthHeaders(p.dialect, h.clientKey, p.entraToken)
+		}
+	} else {
 		// With the gateway's key, the organization or project billed is the operator's choice, not the client's.
 		for _, name := range translate.ClientAccountHeaders {
-			hs.del(name)
+			edits = append(edits, headerEdit{name: name, del: true})
 		}
 	}
-	if key != "" {
-		for _, hdr := range translate.ProviderAuthHeaders(p.dialect, key, p.entraToken) {
-			hs.set(hdr.Name, hdr.Value)
-		}
+	for _, hdr := range auth {
+		edits = append(edits, headerEdit{name: hdr.Name, value: hdr.Value})
 	}
 	for _, name := range head.Remove {
-		hs.del(name)
+		edits = append(edits, headerEdit{name: name, del: true})
 	}
 	for _, hdr := range head.Set {
-		hs.set(hdr.Name, hdr.Value)
+		edits = append(edits, headerEdit{name: hdr.Name, value: hdr.Value})
 	}
 	// We rewrite answers, so they must arrive in a form we can read.
-	hs.del("accept-encoding")
+	edits = append(edits, headerEdit{name: "accept-encoding", del: true})
 	if bodyLength >= 0 {
-		hs.set("content-length", strconv.Itoa(bodyLength))
+		edits = append(edits, headerEdit{name: "content-length", value: strconv.Itoa(bodyLength)})
 	} else {
-		hs.del("content-length")
+		edits = append(edits, headerEdit{name: "content-length", del: true})
 	}
+	hs := &h.reqHeaders
+	orig := hs.pairs
+	hs.applyIn(edits, h.plugin.takePairs())
 	hs.writeRequest()
+	// Nothing reads the request headers after this write.
+	h.plugin.doneWith(hs, orig)
 	clearRouteCache()
 }
 
@@ -343,41 +351,55 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		h.responseBegun = true
 		return types.ActionContinue
 	}
-	hs := &h.respHeaders
+	// The edits are made in one rebuild of the list (headerList.apply), in a kept buffer unless the list is
+	// held for the body's headers.
+	var buf [4]headerEdit
+	edits := buf[:0]
 	if len(h.dropped) > 0 {
-		hs.set("x-aidialect-dropped-params", droppedParamsHeader(h.dropped, h.droppedMore))
+		edits = append(edits, headerEdit{name: "x-aidialect-dropped-params", value: droppedParamsHeader(h.dropped, h.droppedMore)})
 	}
 	if endOfStream {
-		hs.writeResponse()
+		h.writeResponseHeaders(edits)
 		return h.bodylessAnswer(contentType)
 	}
 	switch {
 	case h.status >= 400:
 		h.mode = responseError
 		if status := translate.ClientErrorStatus(h.exchange.Client, h.status); status != h.status {
-			hs.set(":status", strconv.Itoa(status))
+			edits = append(edits, headerEdit{name: ":status", value: strconv.Itoa(status)})
 		}
-		hs.set("content-type", "application/json")
-		hs.del("content-length")
+		edits = append(edits, headerEdit{name: "content-type", value: "application/json"})
+		edits = append(edits, headerEdit{name: "content-length", del: true})
 	case h.status >= 200 && h.status < 300 && isEventStream(contentType):
 		h.mode = responseStream
 		if h.state == nil {
 			h.state = h.plugin.pool.get()
 		}
 		h.state.stream.Reset(h.exchange, h.cfg.maxEventBytes)
-		hs.del("content-length")
+		edits = append(edits, headerEdit{name: "content-length", del: true})
 	case h.status >= 200 && h.status < 300:
 		h.mode = responseJSON
-		hs.del("content-length")
+		edits = append(edits, headerEdit{name: "content-length", del: true})
 		if translate.AnswerHeadersFromBody(&h.exchange) {
 			// Written with the onchain headers once the body is read (finishBufferedAnswer).
+			h.respHeaders.apply(edits)
 			h.holdHeaders = true
 			return types.ActionPause
 		}
 	}
-	hs.writeResponse()
+	h.writeResponseHeaders(edits)
 	h.responseBegun = true
 	return types.ActionContinue
+}
+
+// writeResponseHeaders makes the edits and writes the response headers, which nothing reads afterwards: the
+// list is rebuilt in a kept buffer, and both lists' buffers are given back.
+func (h *httpContext) writeResponseHeaders(edits []headerEdit) {
+	hs := &h.respHeaders
+	orig := hs.pairs
+	hs.applyIn(edits, h.plugin.takePairs())
+	hs.writeResponse()
+	h.plugin.doneWith(hs, orig)
 }
 
 // redactResponseTrailers replaces any trailer value that holds a provider key: Envoy forwards trailers to
@@ -409,7 +431,7 @@ func (h *httpContext) redactResponseTrailers() {
 // may echo the request's credentials back. (Bodies are redacted where they are translated; a body in an
 // encoding the filter cannot read is the one thing it cannot check.)
 func (h *httpContext) readResponseHead() (encoding, contentType string) {
-	h.respHeaders = readResponseHeaders()
+	h.respHeaders = readResponseHeaders(h.plugin.takePairs())
 	for i, kv := range h.respHeaders.pairs {
 		name, value := kv[0], kv[1]
 		if h.cfg.secrets.FoundString(value) {
@@ -495,7 +517,7 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 
 func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
 	h.plugin.pool.handled(bodySize)
-	chunk, err := proxywasm.GetHttpResponseBody(0, bodySize)
+	chunk, err := getBody(bufferResponseBody, 0, bodySize)
 	if err != nil && err != types.ErrorStatusNotFound {
 		proxywasm.LogWarnf("aidialect: reading a stream chunk failed: %v", err)
 		return types.ActionContinue
@@ -546,7 +568,7 @@ func (h *httpContext) closeStream() []byte {
 // finishBufferedAnswer translates a complete JSON answer or error body.
 func (h *httpContext) finishBufferedAnswer(bodySize int) {
 	h.plugin.pool.handled(bodySize)
-	body, err := proxywasm.GetHttpResponseBody(0, bodySize)
+	body, err := getBody(bufferResponseBody, 0, bodySize)
 	if err != nil && err != types.ErrorStatusNotFound {
 		proxywasm.LogWarnf("aidialect: reading the response body failed: %v", err)
 		return
@@ -707,7 +729,8 @@ const maxDroppedParamsHeader = 1024
 // JSON keys: one that is not a plain token (a CR/LF would split the response head, a comma the list) is
 // written Go-quoted in ASCII, and the list is cut at maxDroppedParamsHeader bytes with a final "...".
 func droppedParamsHeader(names []string, more int) string {
-	var b []byte
+	var stack [256]byte // the usual list fits: one allocation, the string
+	b := stack[:0]
 	for i, name := range names {
 		start := len(b)
 		if i > 0 {

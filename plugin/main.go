@@ -34,6 +34,44 @@ type pluginContext struct {
 	metrics *metrics
 	pool    statePool
 	watch   bodyWatch
+	// pairBufs are header list buffers for reuse (takePairs, givePairs): the VM runs one callback at a time.
+	pairBufs [][][2]string
+}
+
+// Header list buffers kept for reuse: at most maxPairBufs, each of at most maxKeptHeaderPairs pairs.
+const (
+	maxPairBufs        = 16
+	maxKeptHeaderPairs = 256
+)
+
+// takePairs is a header list buffer to read or rebuild a list in (nil when none is kept).
+func (p *pluginContext) takePairs() [][2]string {
+	n := len(p.pairBufs)
+	if n == 0 {
+		return nil
+	}
+	b := p.pairBufs[n-1]
+	p.pairBufs[n-1] = nil
+	p.pairBufs = p.pairBufs[:n-1]
+	return b
+}
+
+// givePairs keeps a list's buffer for reuse. Only for a list nothing reads again, whose memory no other list
+// shares.
+func (p *pluginContext) givePairs(b [][2]string) {
+	if cap(b) == 0 || cap(b) > maxKeptHeaderPairs || len(p.pairBufs) == maxPairBufs {
+		return
+	}
+	clear(b[:cap(b)]) // a kept buffer must not keep the host's header memory alive
+	p.pairBufs = append(p.pairBufs, b[:0])
+}
+
+// doneWith gives back the buffers of a header list written for the last time (orig: the list as read, before
+// applyIn rebuilt it elsewhere) and empties it.
+func (p *pluginContext) doneWith(l *headerList, orig [][2]string) {
+	p.givePairs(orig)
+	p.givePairs(l.pairs)
+	*l = headerList{}
 }
 
 // OnPluginStart reads and validates the configuration; a bad one fails the start so Envoy rejects it rather

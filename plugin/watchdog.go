@@ -21,23 +21,34 @@ import (
 // clock: the time package would add a quarter of a MiB to the module.
 const bodyWatchTick = 1000
 
-// bodyWatch holds the requests paused for their body, by context id.
+// bodyWatch holds the requests paused for their body, in no order: each knows its place (watchSlot), so
+// adding and removing one costs no hashing, and removing an absent one (every body callback does) a test.
 type bodyWatch struct {
-	waiting map[uint32]*httpContext
+	waiting []*httpContext
 	ticks   int // ticks seen since the plugin started
 	// reported: the hang was logged at critical level once; later ones are counted, not logged again.
 	reported bool
 }
 
 func (w *bodyWatch) add(h *httpContext) {
-	if w.waiting == nil {
-		w.waiting = map[uint32]*httpContext{}
-	}
 	h.watchSince = w.ticks
-	w.waiting[h.id] = h
+	if h.watchSlot == 0 {
+		w.waiting = append(w.waiting, h)
+		h.watchSlot = len(w.waiting)
+	}
 }
 
-func (w *bodyWatch) remove(h *httpContext) { delete(w.waiting, h.id) }
+func (w *bodyWatch) remove(h *httpContext) {
+	if h.watchSlot == 0 {
+		return
+	}
+	i, last := h.watchSlot-1, len(w.waiting)-1
+	moved := w.waiting[last]
+	w.waiting[i], moved.watchSlot = moved, i+1
+	w.waiting[last] = nil
+	w.waiting = w.waiting[:last]
+	h.watchSlot = 0
+}
 
 // OnTick answers the requests that have waited too long for their body.
 func (p *pluginContext) OnTick() {
@@ -52,12 +63,17 @@ func (p *pluginContext) OnTick() {
 		return
 	}
 	wait := p.cfg.bodyWaitSeconds * 1000 / bodyWatchTick
-	for id, h := range p.watch.waiting {
+	// From the end: a removal moves the last request into the removed one's place, which was visited already.
+	for i := len(p.watch.waiting) - 1; i >= 0; i-- {
+		if i >= len(p.watch.waiting) {
+			continue // a reply's callbacks ended other requests
+		}
+		h := p.watch.waiting[i]
 		if p.watch.ticks-h.watchSince <= wait {
 			continue // a tick may come at any point after the pause: one more makes the wait at least the full time
 		}
-		delete(p.watch.waiting, id)
-		if err := proxywasm.SetEffectiveContext(id); err != nil {
+		p.watch.remove(h)
+		if err := proxywasm.SetEffectiveContext(h.id); err != nil {
 			continue // the stream is gone
 		}
 		seconds := strconv.Itoa(p.cfg.bodyWaitSeconds)

@@ -7,6 +7,10 @@
 // headers, body field rules, answer and stream edits, error envelope, provider settings). The code outside
 // those files reads the specs and never asks which dialect it holds. docs/adding-a-dialect.md walks through
 // adding one.
+//
+// Functions that refuse a client's request (Detect, Parse, RenderHead, RenderBody) return *Error, because the
+// caller answers with it: its Status, and its Body in the client's envelope. Functions whose callers only
+// report a failure (configuration checks, upstream answers that are not JSON) return error.
 package translate
 
 import (

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"unsafe"
+
 	"github.com/aidialect/aidialect/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
@@ -124,7 +126,7 @@ func Answer(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header,
 			key = []byte(decodeJSONString(body[m.KeyStart:m.KeyEnd]))
 		}
 		if string(key) == "usage" {
-			usage = usageOf(gjson.ParseBytes(m.Value(body)))
+			usage = usageOfValue(m.Value(body))
 		}
 		if !edits {
 			continue
@@ -229,15 +231,121 @@ func HeaderSafe(v string) bool {
 // ReadUsage reads prompt and completion tokens from an answer or stream chunk's usage object.
 func ReadUsage(body []byte) Usage { return usageOf(gjson.GetBytes(body, "usage")) }
 
+// usageOfValue is usageOf for a usage member's value as written.
+func usageOfValue(raw []byte) Usage {
+	if u, ok := plainUsage(raw); ok {
+		return u
+	}
+	return usageOf(gjson.ParseBytes(raw))
+}
+
 func usageOf(u gjson.Result) Usage {
 	if !u.IsObject() {
 		return Usage{}
+	}
+	// A read-only view of gjson's string: no copy.
+	if usage, ok := plainUsage(unsafe.Slice(unsafe.StringData(u.Raw), len(u.Raw))); ok {
+		return usage
 	}
 	prompt, completion := u.Get("prompt_tokens"), u.Get("completion_tokens")
 	if !prompt.Exists() && !completion.Exists() {
 		return Usage{}
 	}
 	return Usage{PromptTokens: prompt.Int(), CompletionTokens: completion.Int(), Seen: true}
+}
+
+// plainUsage reads a usage object in the shape providers send, without gjson's parse of every number as a
+// float: escape-free keys, and plain integers of at most 18 digits for the token counts and every member
+// before them. It reports false, for gjson to read, whatever else it meets before it has both counts (an
+// escaped key, another kind of value, anything not well formed), so what it returns is what gjson's Get and
+// Int would: the first member of each name, as an integer; Seen when either is present.
+func plainUsage(raw []byte) (Usage, bool) {
+	i := skipUsageSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
+		return Usage{}, false
+	}
+	var u Usage
+	var havePrompt, haveCompletion bool
+	i = skipUsageSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return u, true
+	}
+	for {
+		if i == len(raw) || raw[i] != '"' {
+			return Usage{}, false
+		}
+		start := i + 1
+		i = start
+		for i < len(raw) && raw[i] != '"' && raw[i] != '\\' {
+			i++
+		}
+		if i == len(raw) || raw[i] != '"' {
+			return Usage{}, false
+		}
+		key := raw[start:i]
+		i = skipUsageSpace(raw, i+1)
+		if i == len(raw) || raw[i] != ':' {
+			return Usage{}, false
+		}
+		n, end, ok := plainInt(raw, skipUsageSpace(raw, i+1))
+		if !ok {
+			return Usage{}, false
+		}
+		switch {
+		case !havePrompt && string(key) == "prompt_tokens":
+			havePrompt, u.PromptTokens = true, n
+		case !haveCompletion && string(key) == "completion_tokens":
+			haveCompletion, u.CompletionTokens = true, n
+		}
+		if havePrompt && haveCompletion {
+			break // gjson reads no further either
+		}
+		i = skipUsageSpace(raw, end)
+		if i == len(raw) {
+			return Usage{}, false
+		}
+		if raw[i] == '}' {
+			break
+		}
+		if raw[i] != ',' {
+			return Usage{}, false
+		}
+		i = skipUsageSpace(raw, i+1)
+	}
+	u.Seen = havePrompt || haveCompletion
+	return u, true
+}
+
+func skipUsageSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainInt reads -?[0-9]{1,18} ending where JSON lets a member's value end.
+func plainInt(raw []byte, i int) (n int64, end int, ok bool) {
+	neg := i < len(raw) && raw[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+		n = n*10 + int64(raw[i]-'0')
+		i++
+	}
+	if i == start || i-start > 18 || i == len(raw) {
+		return 0, i, false
+	}
+	switch raw[i] {
+	case ',', '}', ' ', '\t', '\n', '\r':
+	default:
+		return 0, i, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, i, true
 }
 
 // ProviderAuthHeaders are the headers that carry a provider credential in its dialect. entraToken selects

@@ -440,13 +440,20 @@ func (s *Stream) editChunk(data []byte) eventAction {
 	// The parts live in the translator: handed to the hooks, a local would move to the heap for every event.
 	s.parts = eventParts{data: data, members: members}
 	ev := &s.parts
+	ownKeys := foreign && len(provider.answerKeys) > 0
+	dropped := false
 	var kinds [64]chunkKey
 	for i, m := range members {
-		k := s.classify(provider, foreign, m, data)
+		k := classifyChunkKey(m.Key(data))
+		if m.KeyEscaped || k == keyOther && ownKeys {
+			k = s.classify(provider, foreign, m, data)
+		}
 		if i < len(kinds) {
 			kinds[i] = k
 		}
 		switch k {
+		case keyDropped:
+			dropped = true
 		case keyObject:
 			ev.object = m.Value(data)
 		case keyChoices:
@@ -468,6 +475,9 @@ func (s *Stream) editChunk(data []byte) eventAction {
 	if x.Op == OpChatCompletions && ev.object != nil && !bytes.Equal(ev.object, chunkObject) {
 		ev.newObject = chunkObject
 	}
+	if !dropped && ev.newObject == nil && ev.newChoices == nil && ev.newUsage == nil && !ev.usageChunk {
+		return forwardEvent // nothing to write: the event goes out as it came, without a copy
+	}
 
 	w := append(s.edit[:0], "data: {"...)
 	changed, first := false, true
@@ -475,7 +485,7 @@ func (s *Stream) editChunk(data []byte) eventAction {
 		k := keyOther
 		if i < len(kinds) {
 			k = kinds[i]
-		} else {
+		} else if k = classifyChunkKey(m.Key(data)); m.KeyEscaped || k == keyOther && ownKeys {
 			k = s.classify(provider, foreign, m, data)
 		}
 		value := m.Value(data)
@@ -520,12 +530,8 @@ const (
 	keyDropped // a provider's own member, not for this client
 )
 
-func (s *Stream) classify(provider *dialectSpec, foreign bool, m jsonscan.Member, data []byte) chunkKey {
-	raw := m.Key(data)
-	if m.KeyEscaped {
-		// Clients decode "onchain\u005fdata" and "usage" alike: so does the filter (rare, so it may allocate).
-		raw = []byte(decodeJSONString(data[m.KeyStart:m.KeyEnd]))
-	}
+// classifyChunkKey is the common case of classify: a plain key of the hub's shape.
+func classifyChunkKey(raw []byte) chunkKey {
 	switch string(raw) {
 	case "object":
 		return keyObject
@@ -533,6 +539,19 @@ func (s *Stream) classify(provider *dialectSpec, foreign bool, m jsonscan.Member
 		return keyChoices
 	case "usage":
 		return keyUsage
+	}
+	return keyOther
+}
+
+// classify is classifyChunkKey for escaped keys, and for keys that may be the provider's own members.
+func (s *Stream) classify(provider *dialectSpec, foreign bool, m jsonscan.Member, data []byte) chunkKey {
+	raw := m.Key(data)
+	if m.KeyEscaped {
+		// Clients decode "onchain\u005fdata" and "usage" alike: so does the filter (rare, so it may allocate).
+		raw = []byte(decodeJSONString(data[m.KeyStart:m.KeyEnd]))
+	}
+	if k := classifyChunkKey(raw); k != keyOther {
+		return k
 	}
 	if foreign {
 		if fate, _ := fateOf(provider, &s.x, raw); fate != keepKey {

@@ -1,5 +1,8 @@
-// Package benchdata makes the request bodies the benchmarks share, so native and wasm figures measure the
-// same bytes.
+// Package benchdata makes the inputs the benchmarks and memory tests share, so that their figures measure the
+// same bytes wherever they run: the chat request body (native translate benchmarks and the compiled filter's),
+// the lifecycle scenarios and their configuration (bench under wazero, internal/v8host under V8 and wazero
+// beside it), and the memory tests' request mix. One package's test code cannot import another's, so these
+// live here, once, rather than copied into each package and left to drift apart.
 package benchdata
 
 import (

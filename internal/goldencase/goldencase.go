@@ -1,4 +1,7 @@
-// Package goldencase reads the golden cases under testdata/cases, shared by the translate and plugin tests.
+// Package goldencase reads the golden cases under testdata/cases, shared by the translate and plugin tests,
+// and holds what the filter must make of them (PluginConfig, Want, CheckUpstream, CheckClient), shared by the
+// hosts that replay them through the whole filter: plugin's tests (natively and under wazero) and
+// internal/v8host (under V8).
 //
 // A case is a folder: case.json says who talks to whom; client_request.http and upstream_response.http are
 // the inputs; upstream_request.http and client_response.http the expected outputs. A request the filter

@@ -496,26 +496,6 @@ func TestVMDeadOnStart(t *testing.T) {
 	})
 }
 
-// TestFinishForgetsTheStream: a finished exchange leaves nothing in the emulator, as Envoy drops a stream
-// after proxy_on_log and proxy_on_delete (proxytest alone keeps every stream for the host's life).
-func TestFinishForgetsTheStream(t *testing.T) {
-	f := &filter{reqHeaders: func(bool) types.Action { return types.ActionContinue }}
-	h := host(t, f)
-	for i := 0; i < 3; i++ {
-		x := h.Begin()
-		must(t, x.SendRequest(slices.Clone(request), nil))
-		x.Finish()
-	}
-	open := h.Begin()
-	if n := h.OpenStreams(); n != 1 {
-		t.Errorf("%d streams held, want only the open one", n)
-	}
-	open.Finish()
-	if n := h.OpenStreams(); n != 0 {
-		t.Errorf("%d streams held after every exchange finished", n)
-	}
-}
-
 // A trailers callback may append to a body that already went to the client (a stream's last event), but not
 // take back bytes the client has: with nothing held, Envoy has nothing to replace them in.
 func TestResponseTrailersOnASentBody(t *testing.T) {

@@ -1,24 +1,18 @@
 package v8host
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/aidialect/aidialect/internal/benchdata"
 	"github.com/aidialect/aidialect/internal/goldencase"
 )
 
-// The golden configuration and expectations are plugin/golden_test.go's (goldenConfig, runGoldenCase,
-// checkUpstream, checkClient), restated here: that package is a main package and cannot be imported.
-const (
-	goldenHost           = "provider.test"
-	goldenProviderName   = "upstream"
-	defaultRoutingHeader = "x-aidialect-provider"
-)
+// The golden configuration and expectations are plugin/golden_test.go's: goldencase.Case.PluginConfig,
+// goldencase.CheckUpstream and goldencase.CheckClient.
 
 // goldenCut is one way of cutting a case's bytes into callbacks.
 type goldenCut struct {
@@ -68,34 +62,6 @@ func TestGoldenCasesUnderV8(t *testing.T) {
 	}
 }
 
-func goldenConfig(t *testing.T, c goldencase.Case) string {
-	t.Helper()
-	provider := c.Provider.PluginProvider(goldenProviderName, goldenHost, "*")
-	cfg := map[string]any{"providers": []any{provider}}
-	if c.OnchainData != "" {
-		cfg["onchain_data"] = c.OnchainData
-	}
-	if c.PathPrefix != "" {
-		cfg["path_prefix"] = c.PathPrefix
-	}
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(raw)
-}
-
-// split cuts b into pieces of at most n bytes.
-func split(b []byte, n int) [][]byte {
-	var out [][]byte
-	for len(b) > 0 {
-		k := min(n, len(b))
-		out = append(out, b[:k:k])
-		b = b[k:]
-	}
-	return out
-}
-
 // runGoldenCase reports whether the VM trapped.
 func runGoldenCase(t *testing.T, vm *VM, c goldencase.Case) (trapped bool) {
 	req, resp := c.ClientRequest, c.UpstreamResponse
@@ -104,11 +70,7 @@ func runGoldenCase(t *testing.T, vm *VM, c goldencase.Case) (trapped bool) {
 	if err != nil {
 		t.Fatalf("upstream status %q", resp.First)
 	}
-	wantUp, upstreamExpected, err := c.Expected("upstream_request.http")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantClient, _, err := c.Expected("client_response.http")
+	want, err := c.Want()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +84,10 @@ func runGoldenCase(t *testing.T, vm *VM, c goldencase.Case) (trapped bool) {
 		headers = append(headers, [2]string{"content-length", strconv.Itoa(len(req.Body))})
 	}
 	stream := strings.Contains(resp.Header("content-type"), "event-stream")
-	config := goldenConfig(t, c)
+	config, err := c.PluginConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, cut := range goldenCuts {
 		if cut.streams && !stream {
 			continue
@@ -132,8 +97,8 @@ func runGoldenCase(t *testing.T, vm *VM, c goldencase.Case) (trapped bool) {
 			reqCut = max(len(req.Body)/2+1, 1)
 		}
 		x := &Exchange{
-			Request:  Message{Headers: headers, Chunks: split(req.Body, reqCut)},
-			Response: &Message{Status: status, Headers: resp.Headers, Chunks: split(resp.Body, cut.response)},
+			Request:  Message{Headers: headers, Chunks: benchdata.Split(req.Body, reqCut)},
+			Response: &Message{Status: status, Headers: resp.Headers, Chunks: benchdata.Split(resp.Body, cut.response)},
 		}
 		o, err := vm.Run(config, x)
 		if err != nil {
@@ -155,7 +120,7 @@ func runGoldenCase(t *testing.T, vm *VM, c goldencase.Case) (trapped bool) {
 				t.Errorf("%s: the filter panicked: %s", where, l)
 			}
 		}
-		if !upstreamExpected {
+		if !want.Upstreamed {
 			if o.Local == nil {
 				t.Fatalf("%s: expected a local reply, the request went upstream: %s", where, o.Upstream.Body)
 			}
@@ -163,69 +128,35 @@ func runGoldenCase(t *testing.T, vm *VM, c goldencase.Case) (trapped bool) {
 			if o.Upstream == nil || o.Local != nil {
 				t.Fatalf("%s: no upstream request (local reply %+v)", where, o.Local)
 			}
-			checkUpstream(t, where, o, wantUp)
+			goldencase.CheckUpstream(t, where, seen(o), want.Upstream)
 		}
-		checkClient(t, where, o, wantClient)
+		checkClient(t, where, o, want.Client)
 	}
 	return false
 }
 
-func checkUpstream(t *testing.T, where string, o *Outcome, want goldencase.Message) {
-	t.Helper()
-	head := o.Upstream.Headers.Map()
-	_, wantPath, _ := strings.Cut(want.First, " ")
-	if got := head[":path"]; got != wantPath {
-		t.Errorf("%s: :path %q, want %q", where, got, wantPath)
-	}
-	if got := head[":authority"]; got != goldenHost {
-		t.Errorf("%s: :authority %q, want %q", where, got, goldenHost)
-	}
-	if got := head[defaultRoutingHeader]; got != goldenProviderName {
-		t.Errorf("%s: routing header %q, want %q", where, got, goldenProviderName)
-	}
-	if o.RouteClears == 0 {
-		t.Errorf("%s: clear_route_cache was not called after the header edits", where)
-	}
-	for _, h := range want.Headers {
-		if h[0] == "content-length" {
-			continue
-		}
-		if got := head[h[0]]; got != h[1] {
-			t.Errorf("%s: upstream header %s = %q, want %q", where, h[0], got, h[1])
-		}
-	}
-	for _, name := range []string{"authorization", "api-key", "accept-encoding", "openai-organization", "extra-parameters", "azureml-model-deployment"} {
-		if _, has := head[name]; has && want.Header(name) == "" {
-			t.Errorf("%s: upstream request carries %s: %q", where, name, head[name])
-		}
-	}
-	if !bytes.Equal(o.Upstream.Body, want.Body) {
-		t.Errorf("%s: upstream body\n got %s\nwant %s", where, o.Upstream.Body, want.Body)
-	}
-}
-
+// checkClient holds what the client got, a relayed answer or the filter's own reply, to want.
 func checkClient(t *testing.T, where string, o *Outcome, want goldencase.Message) {
 	t.Helper()
-	got := o.Client
-	if o.Local != nil && got == nil {
-		got = o.Local
-	}
-	if got == nil {
+	if o.Client == nil && o.Local == nil {
 		t.Fatalf("%s: the client got nothing", where)
 	}
-	head := got.Headers.Map()
-	if s := strconv.Itoa(got.Status); s != want.First {
-		t.Errorf("%s: client status %s, want %s (body %s)", where, s, want.First, got.Body)
+	goldencase.CheckClient(t, where, seen(o), want)
+}
+
+// seen is the outcome in the golden checks' terms.
+func seen(o *Outcome) goldencase.Seen {
+	s := goldencase.Seen{RouteClears: o.RouteClears}
+	if o.Upstream != nil {
+		s.UpstreamHead, s.UpstreamBody = o.Upstream.Headers.Map(), o.Upstream.Body
+		s.Provider = s.UpstreamHead[goldencase.RoutingHeader]
 	}
-	for _, h := range want.Headers {
-		if h[0] == "content-length" {
-			continue
-		}
-		if v := head[h[0]]; v != h[1] {
-			t.Errorf("%s: client header %s = %q, want %q", where, h[0], v, h[1])
-		}
+	client := o.Client
+	if client == nil {
+		client = o.Local
 	}
-	if !bytes.Equal(got.Body, want.Body) {
-		t.Errorf("%s: client body\n got %s\nwant %s", where, got.Body, want.Body)
+	if client != nil {
+		s.Status, s.ClientHead, s.ClientBody = client.Status, client.Headers.Map(), client.Body
 	}
+	return s
 }

@@ -6,10 +6,11 @@ import (
 	"io"
 	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/aidialect/aidialect/internal/wasmtest"
 )
 
 // The tests share one node process and build each module at most once.
@@ -53,14 +54,28 @@ func sharedHost(tb testing.TB) *Host {
 // dist/aidialect.wasm); the test is skipped, saying why, when it is unset.
 func filterWasm(tb testing.TB) string {
 	tb.Helper()
-	path := os.Getenv("AIDIALECT_WASM")
+	path, err := wasmtest.Prebuilt()
 	if path == "" {
 		tb.Skip("skipped: AIDIALECT_WASM is unset; run `make test` (or AIDIALECT_WASM=$PWD/dist/aidialect.wasm go test ./internal/v8host) to replay the golden cases under V8")
 	}
-	if _, err := os.Stat(path); err != nil {
-		tb.Fatalf("AIDIALECT_WASM=%s: %v (run make build)", path, err)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return path
+}
+
+// filterVM is a new VM of the compiled filter in the shared node process, closed when the test ends.
+func filterVM(tb testing.TB) *VM {
+	tb.Helper()
+	wasm := filterWasm(tb)
+	h := sharedHost(tb)
+	load(tb, h, filterName, wasm)
+	vm, err := h.NewVM(filterName, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { vm.Close() })
+	return vm
 }
 
 // buildWasm builds a package of this module for wasip1 exactly as `make build` builds the filter, once per
@@ -80,10 +95,8 @@ func buildWasm(tb testing.TB, pkg string) string {
 		buildDir = dir
 	}
 	out := filepath.Join(buildDir, fmt.Sprintf("m%d.wasm", len(built)))
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if output, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("building %s for wasip1: %v\n%s", pkg, err, output)
+	if err := wasmtest.Build(pkg, out, wasmtest.BuildFlags); err != nil {
+		tb.Fatal(err)
 	}
 	built[pkg] = out
 	return out

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aidialect/aidialect/internal/benchdata"
 	"github.com/tidwall/gjson"
 )
 
@@ -13,14 +14,7 @@ import (
 // body_never_arrived once body_wait_seconds passed, through proxy_set_effective_context and the checks of
 // any local reply; a request whose body arrives is never touched by the watch.
 func TestBodyWatchUnderV8(t *testing.T) {
-	wasm := filterWasm(t)
-	h := sharedHost(t)
-	load(t, h, "aidialect", wasm)
-	vm, err := h.NewVM("aidialect", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vm.Close()
+	vm := filterVM(t)
 	plugin, err := vm.Start(`{"providers":[{"name":"openai","dialect":"openai","host":"api.openai.com","api_key":"sk-provider",
 	  "models":[{"name":"*"}]}],"body_wait_seconds":1}`)
 	if err != nil {
@@ -28,7 +22,7 @@ func TestBodyWatchUnderV8(t *testing.T) {
 	}
 	defer plugin.Stop()
 	body := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`)
-	x := newExchange("POST", "/v1/chat/completions", clientHeaders, body, 1)
+	x := v8Exchange(benchdata.NewExchange("", "POST", "/v1/chat/completions", benchdata.ClientHeaders(), body, 1))
 	x.WithholdBodies = true
 	o, err := plugin.Exchange(x)
 	if err != nil {
@@ -74,15 +68,8 @@ func TestBodyWatchUnderV8(t *testing.T) {
 // TestBadConfigurationRefusedUnderV8: a configuration the filter refuses fails the plugin's start under V8,
 // and the error carries the plugin's critical log line naming the field (what Envoy logs when it rejects it).
 func TestBadConfigurationRefusedUnderV8(t *testing.T) {
-	wasm := filterWasm(t)
-	h := sharedHost(t)
-	load(t, h, "aidialect", wasm)
-	vm, err := h.NewVM("aidialect", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vm.Close()
-	_, err = vm.Start(`{"providers":[{"name":"openai","dialect":"no-such-dialect","host":"h","api_key":"k","models":[{"name":"*"}]}]}`)
+	vm := filterVM(t)
+	_, err := vm.Start(`{"providers":[{"name":"openai","dialect":"no-such-dialect","host":"h","api_key":"k","models":[{"name":"*"}]}]}`)
 	if err == nil || !strings.Contains(err.Error(), "refused to start") || !strings.Contains(err.Error(), "dialect") {
 		t.Fatalf("want a refused start naming the dialect, got %v", err)
 	}

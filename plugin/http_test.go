@@ -370,3 +370,79 @@ func TestStreamChunkingInvariance(t *testing.T) {
 		})
 	}
 }
+
+// TestDroppedParamsHeader: x-aidialect-dropped-params lists the names as sent when they are plain tokens,
+// Go-quoted in ASCII otherwise, and is cut at maxDroppedParamsHeader bytes with a final "...".
+func TestDroppedParamsHeader(t *testing.T) {
+	long := strings.Repeat("p", maxDroppedParamsHeader)
+	tests := []struct {
+		name  string
+		names []string
+		more  int
+		want  string
+	}{
+		{"one", []string{"n"}, 0, "n"},
+		{"several tokens", []string{"logit_bias", "top-k", "a.b", "X9"}, 0, "logit_bias,top-k,a.b,X9"},
+		{"more past the list", []string{"a", "b"}, 3, "a,b,..."},
+		{"a comma is quoted", []string{"a,b"}, 0, `"a,b"`},
+		{"CR/LF are quoted", []string{"x\r\nset-cookie: 1"}, 0, `"x\r\nset-cookie: 1"`},
+		{"non-ASCII is escaped", []string{"héllo"}, 0, `"h\u00e9llo"`},
+		{"an empty name is quoted", []string{""}, 0, `""`},
+		{"a quote is escaped", []string{`a"b`}, 0, `"a\"b"`},
+		{"exactly at the bound", []string{long}, 0, long},
+		{"one byte past the bound: the name is cut, not split", []string{long + "p"}, 0, "..."},
+		{"the name that crosses the bound is dropped", []string{"a", long}, 0, "a,..."},
+		{"the bound counts the separators", []string{long[:maxDroppedParamsHeader-2], "b"}, 0, long[:maxDroppedParamsHeader-2] + ",b"},
+		{"one more separator crosses it", []string{long[:maxDroppedParamsHeader-1], "b"}, 0, long[:maxDroppedParamsHeader-1] + ",..."},
+		{"a quoted name counts as quoted", []string{strings.Repeat("é", 200)}, 0, "..."}, // 400 bytes raw, 1202 quoted
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := droppedParamsHeader(tt.names, tt.more)
+			if got != tt.want {
+				t.Errorf("got %q\nwant %q", got, tt.want)
+			}
+			if len(got) > maxDroppedParamsHeader+len(",...") {
+				t.Errorf("%d bytes, over the bound", len(got))
+			}
+		})
+	}
+}
+
+// TestIsEventStream: the media type decides, in any letter case, with or without parameters.
+func TestIsEventStream(t *testing.T) {
+	for _, tt := range []struct {
+		contentType string
+		want        bool
+	}{
+		{"text/event-stream", true},
+		{"Text/Event-Stream", true},
+		{"text/event-stream; charset=utf-8", true},
+		{"  text/event-stream  ;charset=utf-8", true},
+		{"text/event-stream;", true},
+		{"application/json", false},
+		{"text/event-streams", false},
+		{"text/event-stream-x; a=b", false},
+		{"application/json; x=text/event-stream", false},
+		{"", false},
+	} {
+		if got := isEventStream(tt.contentType); got != tt.want {
+			t.Errorf("isEventStream(%q) = %v, want %v", tt.contentType, got, tt.want)
+		}
+	}
+}
+
+// TestQuoteBounded: names quoted into messages are cut at 64 bytes.
+func TestQuoteBounded(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"gpt-4o", `"gpt-4o"`},
+		{"", `""`},
+		{"a\nb", `"a\nb"`},
+		{strings.Repeat("m", 64), `"` + strings.Repeat("m", 64) + `"`},
+		{strings.Repeat("m", 65), `"` + strings.Repeat("m", 64) + `..."`},
+	} {
+		if got := quoteBounded(tt.in); got != tt.want {
+			t.Errorf("quoteBounded(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

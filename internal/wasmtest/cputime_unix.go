@@ -1,15 +1,15 @@
 //go:build unix
 
-package bench
+package wasmtest
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time the process has used (user + system, every thread: the guest, the host, the
+// ProcessCPU is the CPU time the process has used (user + system, every thread: the guest, the host, the
 // garbage collector). Unlike wall time it barely moves when other work shares the machine.
-func processCPU() time.Duration {
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
