@@ -160,6 +160,24 @@ func watchList() []string {
 	return list
 }
 
+// watchedBits has the nameBit of every watched header.
+var watchedBits = func() uint64 {
+	var bits uint64
+	for _, name := range watchedHeaders {
+		bits |= nameBit(name)
+	}
+	return bits
+}()
+
+// nameBit is a header name's bit in a 64-bit set of names (by its length and last byte): a name whose bit is
+// not in a set's is not in the set, which spares most comparisons.
+func nameBit(name string) uint64 {
+	if name == "" {
+		return 1
+	}
+	return 1 << ((uint(len(name))*7 + uint(name[len(name)-1])) & 63)
+}
+
 // maxWatched bounds the headers a requestHead holds.
 const maxWatched = 16
 
@@ -176,6 +194,9 @@ func readRequestHead(l *headerList) requestHead {
 	r := requestHead{list: l}
 	names := watchedHeaders
 	for _, kv := range l.pairs {
+		if watchedBits&nameBit(kv[0]) == 0 {
+			continue
+		}
 		for i, name := range names {
 			if kv[0] == name {
 				if r.counts[i] == 0 {
@@ -248,6 +269,51 @@ type headerEdit struct {
 	del         bool
 }
 
+// headerEdits collects a batch of edits for headerList.apply: in its array (on the caller's stack) up to the
+// array's size, every edit in more past it. The fields an edit uses are written one by one: appending whole
+// headerEdit values costs the module three times as much. A batch is used once.
+type headerEdits struct {
+	n     int
+	fixed [24]headerEdit
+	more  []headerEdit
+}
+
+func (e *headerEdits) set(name, value string) {
+	if n := e.n; n < len(e.fixed) {
+		e.fixed[n].name, e.fixed[n].value = name, value // the array starts zeroed: del is false
+		e.n = n + 1
+		return
+	}
+	e.spill(name, value, false)
+}
+
+func (e *headerEdits) del(name string) {
+	if n := e.n; n < len(e.fixed) {
+		e.fixed[n].name, e.fixed[n].del = name, true
+		e.n = n + 1
+		return
+	}
+	e.spill(name, "", true)
+}
+
+// spill adds an edit past the array.
+//
+//go:noinline
+func (e *headerEdits) spill(name, value string, del bool) {
+	if e.more == nil {
+		e.more = append(make([]headerEdit, 0, 2*len(e.fixed)), e.fixed[:]...)
+	}
+	e.more = append(e.more, headerEdit{name: name, value: value, del: del})
+}
+
+// list is the batch.
+func (e *headerEdits) list() []headerEdit {
+	if e.more != nil {
+		return e.more
+	}
+	return e.fixed[:e.n]
+}
+
 // apply makes a batch of edits in one rebuild of the list, with the result of making them one by one
 // (set and del): every value of a header an edit names is removed, and each set that no later edit of the
 // same header undoes is appended, in the order of the edits.
@@ -270,24 +336,26 @@ func (l *headerList) applyIn(edits []headerEdit, dst [][2]string) {
 		*l = t
 		return
 	}
-	// lengths has bit len(name)%64 set for every name edited: most headers are passed over on it alone.
-	// final has bit i set for a set no later edit of its header undoes: those are appended.
-	var lengths, final uint64
+	// edited has every edited name's nameBit: most headers are passed over on it alone. final has bit i set
+	// for a set that no later edit of its header undoes: those are appended.
+	var edited, final uint64
 	added := 0
-	for i := range edits {
+	for i := len(edits) - 1; i >= 0; i-- {
 		name := edits[i].name
-		lengths |= 1 << (len(name) & 63)
-		if edits[i].del {
-			continue
+		bit := nameBit(name)
+		if !edits[i].del {
+			undone := false
+			if edited&bit != 0 { // edited holds the later edits' names so far
+				for j := i + 1; j < len(edits) && !undone; j++ {
+					undone = edits[j].name == name
+				}
+			}
+			if !undone {
+				final |= 1 << i
+				added++
+			}
 		}
-		undone := false
-		for j := i + 1; j < len(edits) && !undone; j++ {
-			undone = edits[j].name == name
-		}
-		if !undone {
-			final |= 1 << i
-			added++
-		}
+		edited |= bit
 	}
 	kept := dst[:0]
 	if len(l.pairs)+added > cap(kept) {
@@ -295,12 +363,12 @@ func (l *headerList) applyIn(edits []headerEdit, dst [][2]string) {
 		kept = make([][2]string, 0, len(l.pairs)+added)
 	}
 	for _, kv := range l.pairs {
-		if lengths&(1<<(len(kv[0])&63)) != 0 {
-			edited := false
-			for j := 0; j < len(edits) && !edited; j++ {
-				edited = edits[j].name == kv[0]
+		if edited&nameBit(kv[0]) != 0 {
+			found := false
+			for j := 0; j < len(edits) && !found; j++ {
+				found = edits[j].name == kv[0]
 			}
-			if edited {
+			if found {
 				l.dirty = true
 				continue
 			}

@@ -276,12 +276,12 @@ func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLengt
 	p := h.route.provider
 	// Collected, then made in one rebuild of the list (headerList.apply): the same result as making them
 	// one by one, without a pass and a copy of the list per edit.
-	var buf [32]headerEdit
-	edits := append(buf[:0], headerEdit{name: ":authority", value: p.host})
-	edits = append(edits, headerEdit{name: ":path", value: head.Path})
-	edits = append(edits, headerEdit{name: h.cfg.routingHeader, value: p.name})
+	var edits headerEdits
+	edits.set(":authority", p.host)
+	edits.set(":path", head.Path)
+	edits.set(h.cfg.routingHeader, p.name)
 	for _, name := range translate.ClientCredentialHeaders {
-		edits = append(edits, headerEdit{name: name, del: true})
+		edits.del(name)
 	}
 	auth := p.authHeaders
 	if p.passthrough {
@@ -292,28 +292,28 @@ func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLengt
 	} else {
 		// With the gateway's key, the organization or project billed is the operator's choice, not the client's.
 		for _, name := range translate.ClientAccountHeaders {
-			edits = append(edits, headerEdit{name: name, del: true})
+			edits.del(name)
 		}
 	}
 	for _, hdr := range auth {
-		edits = append(edits, headerEdit{name: hdr.Name, value: hdr.Value})
+		edits.set(hdr.Name, hdr.Value)
 	}
 	for _, name := range head.Remove {
-		edits = append(edits, headerEdit{name: name, del: true})
+		edits.del(name)
 	}
 	for _, hdr := range head.Set {
-		edits = append(edits, headerEdit{name: hdr.Name, value: hdr.Value})
+		edits.set(hdr.Name, hdr.Value)
 	}
 	// We rewrite answers, so they must arrive in a form we can read.
-	edits = append(edits, headerEdit{name: "accept-encoding", del: true})
+	edits.del("accept-encoding")
 	if bodyLength >= 0 {
-		edits = append(edits, headerEdit{name: "content-length", value: strconv.Itoa(bodyLength)})
+		edits.set("content-length", strconv.Itoa(bodyLength))
 	} else {
-		edits = append(edits, headerEdit{name: "content-length", del: true})
+		edits.del("content-length")
 	}
 	hs := &h.reqHeaders
 	orig := hs.pairs
-	hs.applyIn(edits, h.plugin.takePairs())
+	hs.applyIn(edits.list(), h.plugin.takePairs())
 	hs.writeRequest()
 	// Nothing reads the request headers after this write.
 	h.plugin.doneWith(hs, orig)
@@ -353,41 +353,40 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	}
 	// The edits are made in one rebuild of the list (headerList.apply), in a kept buffer unless the list is
 	// held for the body's headers.
-	var buf [4]headerEdit
-	edits := buf[:0]
+	var edits headerEdits
 	if len(h.dropped) > 0 {
-		edits = append(edits, headerEdit{name: "x-aidialect-dropped-params", value: droppedParamsHeader(h.dropped, h.droppedMore)})
+		edits.set("x-aidialect-dropped-params", droppedParamsHeader(h.dropped, h.droppedMore))
 	}
 	if endOfStream {
-		h.writeResponseHeaders(edits)
+		h.writeResponseHeaders(edits.list())
 		return h.bodylessAnswer(contentType)
 	}
 	switch {
 	case h.status >= 400:
 		h.mode = responseError
 		if status := translate.ClientErrorStatus(h.exchange.Client, h.status); status != h.status {
-			edits = append(edits, headerEdit{name: ":status", value: strconv.Itoa(status)})
+			edits.set(":status", strconv.Itoa(status))
 		}
-		edits = append(edits, headerEdit{name: "content-type", value: "application/json"})
-		edits = append(edits, headerEdit{name: "content-length", del: true})
+		edits.set("content-type", "application/json")
+		edits.del("content-length")
 	case h.status >= 200 && h.status < 300 && isEventStream(contentType):
 		h.mode = responseStream
 		if h.state == nil {
 			h.state = h.plugin.pool.get()
 		}
 		h.state.stream.Reset(h.exchange, h.cfg.maxEventBytes)
-		edits = append(edits, headerEdit{name: "content-length", del: true})
+		edits.del("content-length")
 	case h.status >= 200 && h.status < 300:
 		h.mode = responseJSON
-		edits = append(edits, headerEdit{name: "content-length", del: true})
+		edits.del("content-length")
 		if translate.AnswerHeadersFromBody(&h.exchange) {
 			// Written with the onchain headers once the body is read (finishBufferedAnswer).
-			h.respHeaders.apply(edits)
+			h.respHeaders.apply(edits.list())
 			h.holdHeaders = true
 			return types.ActionPause
 		}
 	}
-	h.writeResponseHeaders(edits)
+	h.writeResponseHeaders(edits.list())
 	h.responseBegun = true
 	return types.ActionContinue
 }
