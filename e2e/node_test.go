@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,6 +111,93 @@ func checkFrameworkDeployments(t *testing.T, received []mock.Recorded) {
 		s, _, _ := strings.Cut(key, " ")
 		if _, ok := frameworkSurfaces[s]; !ok {
 			t.Errorf("x-e2e-surface %q is not in frameworkSurfaces", s)
+		}
+	}
+}
+
+// TestNodeResponses runs node/responses.test.mjs (the openai SDK's responses.create and responses.stream, and
+// the Vercel AI SDK's openai(model) and azure(deployment), which use the Responses API) against one local
+// gateway, then checks where the requests it sent reached the mocks (checkResponsesUpstream).
+func TestNodeResponses(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed: the npm suites need Node.js >= 20")
+	}
+	for _, pkg := range []string{"openai", "ai", "@ai-sdk/openai", "@ai-sdk/azure"} {
+		if _, err := os.Stat(filepath.Join("node", "node_modules", filepath.FromSlash(pkg), "package.json")); err != nil {
+			t.Fatalf("e2e/node/node_modules lacks %s: run `make node-deps` (npm ci in e2e/node; make test does)", pkg)
+		}
+	}
+	env := startDemo(t)
+	cmd := exec.Command(node, "--test", "--test-reporter=spec", "responses.test.mjs")
+	cmd.Dir = "node"
+	cmd.Env = append(os.Environ(), "GATEWAY_URL="+env.GatewayURL)
+	out, err := cmd.CombinedOutput()
+	if testing.Verbose() || err != nil {
+		t.Logf("node --test output:\n%s", out)
+	}
+	if err != nil {
+		t.Errorf("the npm Responses suite failed: %v", err)
+	}
+	if env.Mocks != nil { // nil against a remote Envoy: the mocks run in their own container
+		checkResponsesUpstream(t, env.Mocks, err != nil)
+	}
+}
+
+// responsesSurfaces are the x-e2e-responses values of node/responses.test.mjs.
+var responsesSurfaces = []string{"openai", "AzureOpenAI", "vercel/openai", "vercel/azure", "vercel/azure-deployments"}
+
+// classicResponsesSurfaces are the surfaces of node/responses.test.mjs that use Azure OpenAI's classic surface
+// (/openai/responses or /openai/deployments/{d}/responses, with api-version 2025-04-01-preview).
+var classicResponsesSurfaces = []string{"AzureOpenAI", "vercel/azure-deployments"}
+
+// checkResponsesUpstream checks the requests of node/responses.test.mjs at the mocks: at openai and azure (the
+// Responses API) on the native path, the azure deployment in the body model; toward azure on the client's
+// surface, as for chat (the demo's azure provider sets no api_version): the v1 one without api-version for
+// the v1 clients, /openai/responses with the client's api-version for the classic ones (never a deployments
+// path); the bridged ones as chat completions; every surface reaching every mock. With logAll (the suite
+// failed) it logs what each mock got.
+func checkResponsesUpstream(t *testing.T, mocks map[string]*mock.Provider, logAll bool) {
+	t.Helper()
+	counts := map[string]int{} // "surface mock" -> requests
+	for name, m := range mocks {
+		for _, rec := range m.Received() {
+			surface := rec.Header.Get("x-e2e-responses")
+			if surface == "" {
+				continue
+			}
+			counts[surface+" "+name]++
+			what := fmt.Sprintf("%s at %s: %s %s?%s %s", surface, name, rec.Method, rec.Path, rec.RawQuery, rec.Body)
+			if logAll {
+				t.Log(what)
+			}
+			model := gjson.GetBytes(rec.Body, "model").String()
+			chat := gjson.GetBytes(rec.Body, "messages").IsArray()
+			var ok bool
+			switch name {
+			case "openai":
+				ok = (rec.Path == "/v1/responses" && !chat) || (rec.Path == "/v1/chat/completions" && chat)
+			case "azure":
+				path, query := "/openai/v1/responses", ""
+				if slices.Contains(classicResponsesSurfaces, surface) {
+					path, query = "/openai/responses", "api-version=2025-04-01-preview"
+				}
+				ok = rec.Path == path && rec.RawQuery == query && model == "gpt-4o-mini-prod"
+			case "llama":
+				ok = strings.HasSuffix(rec.Path, "/chat/completions") && chat
+			case "eternal":
+				ok = rec.Path == "/v1/chat/completions" && chat
+			}
+			if !ok {
+				t.Errorf("unexpected upstream request: %s", what)
+			}
+		}
+	}
+	for _, s := range responsesSurfaces {
+		for name := range mocks {
+			if counts[s+" "+name] == 0 {
+				t.Errorf("no request of surface %s reached the %s mock", s, name)
+			}
 		}
 	}
 }

@@ -28,7 +28,9 @@ func TestCheckConfigWarnsAboutVersionsWithoutAnOperation(t *testing.T) {
 		{"azure-openai v1 surface", provider("azure-openai", "latest"), `api_version "latest" has no completions operation`},
 		{"azure-ai pinned to the version with completions", provider("azure-ai", "2024-04-01-preview"), ""},
 		{"azure-ai unpinned", provider("azure-ai", ""), ""},
-		{"azure-openai dated", provider("azure-openai", "2024-10-21"), ""},
+		{"azure-openai dated, before the Responses API", provider("azure-openai", "2024-10-21"),
+			`api_version "2024-10-21" has no responses operation, so responses requests for its models are refused (404 unsupported_operation); api-version v1 has it (use v1 (the v1 surface) or 2025-03-01-preview and later; to bridge Responses to chat completions on this provider instead, mark the model chat_only)`},
+		{"azure-openai dated, with the Responses API", provider("azure-openai", "2025-04-01-preview"), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := t.TempDir() + "/c.json"

@@ -53,6 +53,7 @@ type rawModel struct {
 	Model      string
 	Deployment string
 	ChainID    string
+	ChatOnly   bool
 }
 
 type rawConsumer struct {
@@ -123,6 +124,8 @@ type modelRoute struct {
 	model      string
 	deployment string
 	chainID    string
+	// chatOnly: the model has only Chat Completions; Responses requests to it are bridged to chat.
+	chatOnly bool
 	// head remembers the entry's last rendered request line (renderHead); shared by the copies
 	// resolve returns.
 	head *headCache
@@ -478,7 +481,7 @@ func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {
 		return modelRoute{}, fieldErr(field+".name", "%v", err)
 	}
 	route := modelRoute{provider: p, pattern: pattern, label: metricLabel(rm.Name), model: rm.Model,
-		deployment: rm.Deployment, chainID: rm.ChainID, head: &headCache{}}
+		deployment: rm.Deployment, chainID: rm.ChainID, chatOnly: rm.ChatOnly, head: &headCache{}}
 	if strings.ContainsAny(rm.Model, "\r\n\x00") {
 		return route, fieldErr(field+".model", "contains a line break or NUL")
 	}
@@ -567,10 +570,10 @@ var getenv = os.Getenv
 // warnings; the plugin logs them when it starts.
 func warnAPIVersions(c *config, warn func(format string, args ...any)) {
 	for _, p := range c.providers {
-		for _, op := range []translate.Operation{translate.OpChatCompletions, translate.OpCompletions, translate.OpEmbeddings} {
+		for _, op := range []translate.Operation{translate.OpChatCompletions, translate.OpCompletions, translate.OpEmbeddings, translate.OpResponses} {
 			if p.apiVersion != "" && p.dialect.Supports(op) && !translate.ProviderHasOperation(p.dialect, op, p.apiVersion) {
-				warn("provider %q: api_version %q has no %s operation, so %s requests for its models are refused (404 unsupported_operation); api-version %s has it",
-					p.name, p.apiVersion, op, op, p.dialect.DefaultAPIVersionFor(op))
+				warn("provider %q: api_version %q has no %s operation, so %s requests for its models are refused (404 unsupported_operation); api-version %s has it (%s)",
+					p.name, p.apiVersion, op, op, p.dialect.DefaultAPIVersionFor(op), translate.OperationVersionHint(p.dialect, op))
 			}
 		}
 	}

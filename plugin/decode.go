@@ -105,6 +105,8 @@ func decodeProvider(field string, v gjson.Result) (rawProvider, error) {
 						return decodeString(path, v, &m.Deployment)
 					case "chain_id":
 						return decodeString(path, v, &m.ChainID)
+					case "chat_only":
+						return decodeBool(path, v, &m.ChatOnly)
 					}
 					return unknownKey(path)
 				})
@@ -164,6 +166,14 @@ func decodeString(field string, v gjson.Result, dst *string) error {
 		return fieldErr(field, "must be a string")
 	}
 	*dst = v.Str
+	return nil
+}
+
+func decodeBool(field string, v gjson.Result, dst *bool) error {
+	if v.Type != gjson.True && v.Type != gjson.False {
+		return fieldErr(field, "must be true or false")
+	}
+	*dst = v.Type == gjson.True
 	return nil
 }
 

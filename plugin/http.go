@@ -83,7 +83,7 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	if !req.Known() {
 		if h.cfg.rejectUnknown {
 			return h.reply(translate.DialectUnknown, translate.NewError(translate.ErrUnknownPath, "",
-				"no LLM API lives at this path: use /v1/chat/completions, /v1/completions or /v1/embeddings"))
+				"no LLM API lives at this path: use /v1/chat/completions, /v1/responses, /v1/completions or /v1/embeddings"))
 		}
 		// Not ours: leave it alone, but never let a client pick a provider route by sending our header, however
 		// many times it sent it (the whole map is written back: one remove call takes one copy on some hosts).
@@ -261,7 +261,7 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	h.dropped, h.droppedMore = out.Dropped, out.DroppedMore
 	h.exchange = translate.Exchange{
 		Client: h.req.Dialect, Provider: h.target.Dialect, Op: h.req.Op, Onchain: h.cfg.onchain,
-		IncludeUsage: body.IncludeUsage, StripUsageChunk: out.ForcedUsage, Tools: body.HasTools(),
+		IncludeUsage: body.IncludeUsage, StripUsageChunk: out.ForcedUsage, Tools: body.HasTools(), Bridge: out.Bridge,
 	}
 	if !h.headersSent {
 		h.applyRequestHeaders(head, len(out.Body))
@@ -531,7 +531,7 @@ func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
 			h.streamFailed = true
 			h.metrics.countError(codeStreamEventTooBig)
 			proxywasm.LogWarnf("aidialect: %s sent a stream event over max_event_bytes (%d): %v", h.route.provider.name, h.cfg.maxEventBytes, werr)
-			out = translate.StreamFailure(h.exchange.Client, translate.NewError(translate.ErrUpstreamStream, "",
+			out = h.state.stream.Failure(translate.NewError(translate.ErrUpstreamStream, "",
 				"the provider sent a stream event larger than this gateway accepts (max_event_bytes)"))
 		} else {
 			out = translated

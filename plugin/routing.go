@@ -39,6 +39,7 @@ func (r *modelRoute) target(clientModel string) translate.Target {
 		ChainID:         r.chainID,
 		DefaultChainID:  p.chainID,
 		ExtraParameters: p.extraParameters,
+		ChatOnly:        r.chatOnly,
 	}
 }
 
@@ -65,7 +66,7 @@ type targetKey struct {
 	Dialect                                                          translate.Dialect
 	BasePath, APIVersion, Deployment, Model, ChainID, DefaultChainID string
 	ExtraParameters                                                  translate.ExtraParameters
-	ForceStreamUsage                                                 bool
+	ChatOnly, ForceStreamUsage                                       bool
 }
 
 // sameString is ==, without a call for the empty strings most of the cache's inputs are.
@@ -85,7 +86,7 @@ func (r *modelRoute) renderHead(req *translate.ClientRequest, t *translate.Targe
 		sameString(a.APIVersion, key.APIVersion) && sameString(a.SurfaceVersion, key.SurfaceVersion) &&
 		sameString(a.ModelHeader, key.ModelHeader) && sameString(a.PolicyHeader, key.PolicyHeader) &&
 		b.Dialect == target.Dialect && b.ExtraParameters == target.ExtraParameters &&
-		b.ForceStreamUsage == target.ForceStreamUsage && sameString(b.BasePath, target.BasePath) &&
+		b.ForceStreamUsage == target.ForceStreamUsage && b.ChatOnly == target.ChatOnly && sameString(b.BasePath, target.BasePath) &&
 		sameString(b.APIVersion, target.APIVersion) && sameString(b.Deployment, target.Deployment) &&
 		sameString(b.Model, target.Model) && sameString(b.ChainID, target.ChainID) &&
 		sameString(b.DefaultChainID, target.DefaultChainID) {

@@ -60,6 +60,8 @@ var azureAISpec = dialectSpec{
 		},
 	},
 	completionsDefaultMaxTokens: 256,
+	// Only the parameters its chat API lists (knownParams); it sends usage in its last chunk unasked.
+	chatBridge: bridgeOptions{maxTokensField: "max_tokens"},
 	// Its own encodings (int8, uint8, binary, ubinary) besides float and base64: its providers judge the value.
 	encodingFormats: nil,
 

@@ -7,8 +7,11 @@ package translate
 // https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle
 var azureOpenAISpec = dialectSpec{
 	name:       "azure-openai",
-	operations: ops(OpChatCompletions, OpCompletions, OpEmbeddings),
+	operations: ops(OpChatCompletions, OpCompletions, OpEmbeddings, OpResponses),
 	routes: []clientRoute{
+		// The classic surface's Responses API has no deployment segment: the body model names the
+		// deployment (2025-03-01-preview and later).
+		{path: "/openai/", only: ops(OpResponses, OpStoredResponse), version: versionNeeded},
 		// The v1 surface lists models in OpenAI's shape, whatever query it gets.
 		{path: "/openai/v1/models", op: OpListModels, version: versionIgnored, surfaceVersion: "v1"},
 		{path: "/openai/models", op: OpListModels},
@@ -25,8 +28,13 @@ var azureOpenAISpec = dialectSpec{
 	namedVersions:     azureOpenAIV1Versions,
 	versionHint:       "2024-10-21 or 2025-04-01-preview, or be v1, latest or preview for the v1 surface",
 	// The v1 surface (/openai/v1) has no legacy completions route.
-	versionedOps: []opVersions{{op: OpCompletions, versions: azureOpenAIV1Versions, lacking: true,
-		hint: "use chat/completions, or a dated api-version (classic surface)"}},
+	versionedOps: []opVersions{
+		{op: OpCompletions, versions: azureOpenAIV1Versions, lacking: true,
+			hint: "use chat/completions, or a dated api-version (classic surface)"},
+		{op: OpResponses, versions: azureOpenAIV1Versions, since: "2025-03-01", fallback: "v1",
+			hint: "use v1 (the v1 surface) or 2025-03-01-preview and later; to bridge Responses to chat " +
+				"completions on this provider instead, mark the model chat_only"},
+	},
 
 	claimsRequest:               claimsNothing,
 	bodyModel:                   azureOpenAIBodyModel,
@@ -36,7 +44,9 @@ var azureOpenAISpec = dialectSpec{
 	ownFields:                   []string{"data_sources", "user_security_context"},
 	completionsDefaultMaxTokens: 16,
 	streamUsageOption:           true,
-	encodingFormats:             []string{"float", "base64"},
+	// Used for models marked chat_only: the same chat API as OpenAI's.
+	chatBridge:      openAIChatBridge,
+	encodingFormats: []string{"float", "base64"},
 
 	editsAnswers: alwaysEdits,
 	// Top-level content-safety annotations. Per-choice content_filter_results stay: they explain a
@@ -69,8 +79,12 @@ var azureOpenAIV1Versions = []string{"v1", "latest", "preview"}
 func IsAzureOpenAIV1(apiVersion string) bool { return inList(azureOpenAIV1Versions, apiVersion) }
 
 // azureOpenAIPath is /openai/v1/{op} on the v1 surface, else /openai/deployments/{deployment}/{op}: the
-// deployment is the model entry's, else the model name, which must then be a valid deployment name.
+// deployment is the model entry's, else the model name, which must then be a valid deployment name. The
+// classic surface's Responses API is /openai/responses, with the deployment in the body.
 func azureOpenAIPath(b []byte, req *ClientRequest, t *Target, version string) ([]byte, *Error) {
+	if req.Op == OpResponses && !IsAzureOpenAIV1(version) {
+		return append(append(b, "/responses?api-version="...), version...), nil
+	}
 	if IsAzureOpenAIV1(version) {
 		b = append(append(b, "/v1/"...), req.Op.PathSuffix()...)
 		if version != "v1" {
@@ -89,9 +103,10 @@ func azureOpenAIPath(b []byte, req *ClientRequest, t *Target, version string) ([
 }
 
 // azureOpenAIBodyModel: the classic surface names the model in the path, so the body names none; the v1
-// surface reads the deployment from the body model (the entry's deployment, else its model).
-func azureOpenAIBodyModel(_ *ClientRequest, t *Target, version string) (string, bool) {
-	return firstNonEmpty(t.Deployment, t.Model), IsAzureOpenAIV1(version)
+// surface, and the Responses API on either surface, read the deployment from the body model (the entry's
+// deployment, else its model).
+func azureOpenAIBodyModel(req *ClientRequest, t *Target, version string) (string, bool) {
+	return firstNonEmpty(t.Deployment, t.Model), IsAzureOpenAIV1(version) || req.Op == OpResponses
 }
 
 // isAnnotationEvent reports Azure's content-filter annotation chunks: an empty object name, or no choices

@@ -52,6 +52,7 @@ type RequestBody struct {
 	seen    map[string]struct{}   // keys, for bodies of many members (views of src: cleared by Parse)
 	plans   []memberPlan          // RenderBody's plan, one per member
 	render  renderContext         // RenderBody's context
+	bridge  *Bridge               // a bridged Responses request's state, kept for the next one
 
 	// Model is the body's model ("" when absent).
 	Model string
@@ -84,7 +85,8 @@ const (
 // the RequestBody is in use.
 func (b *RequestBody) Parse(src []byte) *Error {
 	clear(b.seen) // the previous body's keys
-	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen, plans: b.plans[:0]}
+	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen,
+		plans: b.plans[:0], bridge: b.bridge}
 	var err error
 	if b.members, err = jsonscan.Members(src, b.members, maxTopLevelMembers); err != nil {
 		if err == jsonscan.ErrTooManyMembers {

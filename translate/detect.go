@@ -59,7 +59,9 @@ type clientRoute struct {
 	op   Operation
 	// deploymentSegment: after the prefix comes a deployment name, then "/" and the operation.
 	deploymentSegment bool
-	version           versionRule
+	// only, when set, is the operations a prefix route serves; other operations below it are not its.
+	only    uint16
+	version versionRule
 	// surfaceVersion is the ClientRequest.SurfaceVersion of the route; when set, only namedVersions are
 	// valid api-versions on it, else only dated ones.
 	surfaceVersion string
@@ -109,7 +111,11 @@ func (r *clientRoute) match(path string, hasVersion bool) (op Operation, deploym
 	if r.deploymentSegment {
 		deployment, rest, _ = strings.Cut(rest, "/")
 	}
-	return operationFromPath(rest), deployment, true
+	op = operationFromPath(rest)
+	if r.only != 0 && r.only&(1<<op) == 0 {
+		return OpUnknown, "", false
+	}
+	return op, deployment, true
 }
 
 // Detect classifies a request by method and :path (query included), after stripping pathPrefix. A request
@@ -148,6 +154,13 @@ func Detect(method, path, pathPrefix string) (ClientRequest, *Error) {
 	}
 	if route == nil {
 		return ClientRequest{}, nil
+	}
+	switch {
+	case req.Op == OpStoredResponse:
+		return req, storedResponseRefusal(method, rawPath)
+	case req.Op != OpListModels && !req.Dialect.Supports(req.Op):
+		return req, NewError(ErrUnsupportedOperation, "", req.Dialect.String()+" clients have no "+req.Op.String()+
+			" operation on this path")
 	}
 	if req.Op == OpListModels && method != "GET" {
 		return req, NewError(ErrMethodNotAllowed, "", "model listing takes GET, not "+method)

@@ -33,6 +33,24 @@ func TestDetect(t *testing.T) {
 		{"POST", "/models/chat/completions?api-version=2025-04-01", "", AzureAI, OpChatCompletions, "", "2025-04-01", false, ""},
 		{"POST", "/embeddings?api-version=2024-05-01-preview", "", AzureAI, OpEmbeddings, "", "2024-05-01-preview", false, ""},
 		{"POST", "/gw/v1/chat/completions", "/gw", OpenAI, OpChatCompletions, "", "", false, ""},
+		// The Responses API: OpenAI's routes, Azure's v1 and classic surfaces and deployment routes.
+		{"POST", "/v1/responses", "", OpenAI, OpResponses, "", "", false, ""},
+		{"POST", "/responses", "", OpenAI, OpResponses, "", "", false, ""},
+		{"POST", "/openai/v1/responses", "", AzureOpenAI, OpResponses, "", "", true, ""},
+		{"POST", "/openai/v1/responses?api-version=preview", "", AzureOpenAI, OpResponses, "", "preview", true, ""},
+		{"POST", "/openai/responses?api-version=2025-04-01-preview", "", AzureOpenAI, OpResponses, "", "2025-04-01-preview", false, ""},
+		{"POST", "/openai/deployments/gpt4o/responses?api-version=2025-04-01-preview", "", AzureOpenAI, OpResponses, "gpt4o", "2025-04-01-preview", false, ""},
+		{"GET", "/v1/responses", "", OpenAI, OpResponses, "", "", false, ErrMethodNotAllowed},
+		// Stored responses need the provider that stored them: refused on every surface, whatever the method.
+		{"GET", "/v1/responses/resp_123", "", OpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
+		{"DELETE", "/v1/responses/resp_123", "", OpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
+		{"POST", "/v1/responses/resp_123/cancel", "", OpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
+		{"GET", "/v1/responses/resp_123/input_items", "", OpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
+		{"POST", "/v1/responses/input_tokens", "", OpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
+		{"GET", "/openai/v1/responses/resp_1", "", AzureOpenAI, OpStoredResponse, "", "", true, ErrUnsupportedParameter},
+		{"DELETE", "/openai/responses/resp_1?api-version=2025-04-01-preview", "", AzureOpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
+		// Azure AI Model Inference has no Responses API.
+		{"POST", "/responses?api-version=2024-05-01-preview", "", AzureAI, OpResponses, "", "", false, ErrUnsupportedOperation},
 		// Hostile or malformed request lines.
 		{"POST", "/openai/deployments/../chat/completions?api-version=2024-10-21", "", AzureOpenAI, OpChatCompletions, "", "", false, ErrInvalidDeployment},
 		{"POST", "/openai/deployments/a%2Fb/chat/completions?api-version=2024-10-21", "", AzureOpenAI, OpChatCompletions, "", "", false, ErrInvalidDeployment},
@@ -73,8 +91,10 @@ func TestDetect(t *testing.T) {
 func TestDetectUnknownPaths(t *testing.T) {
 	for _, path := range []string{
 		"/", "/healthz", "/v1/chat/completions/", "/v2/chat/completions", "/openai/deployments/d",
-		"/openai/deployments/d/images/generations?api-version=2024-10-21", "/v1/responses",
+		"/openai/deployments/d/images/generations?api-version=2024-10-21", "/v1/images/generations",
 		"/other/v1/chat/completions", "/gwx/v1/chat/completions",
+		// The classic surface's Responses route needs its api-version; other operations have no such route.
+		"/openai/responses", "/openai/chat/completions?api-version=2024-10-21",
 	} {
 		prefix := ""
 		if path == "/other/v1/chat/completions" || path == "/gwx/v1/chat/completions" {

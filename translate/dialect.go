@@ -132,6 +132,15 @@ func ProviderHasOperation(d Dialect, op Operation, apiVersion string) bool {
 	return d.Supports(op) && (apiVersion == "" || d.spec().versionsOf(op).has(apiVersion))
 }
 
+// OperationVersionHint says which api-versions of the dialect have an operation that only some have, and
+// what to do otherwise ("" when every version has it).
+func OperationVersionHint(d Dialect, op Operation) string {
+	if r := d.spec().versionsOf(op); r != nil {
+		return r.hint
+	}
+	return ""
+}
+
 // ModelHeader is the request header in which a client of this dialect may name its model instead of the
 // body ("" when the dialect has none); the plugin reads it into ClientRequest.ModelHeader.
 func (d Dialect) ModelHeader() string {
@@ -171,6 +180,8 @@ type opVersions struct {
 	// versions lists the api-versions that have the operation or, when lacking, those that do not.
 	versions []string
 	lacking  bool
+	// since: dated api-versions from this date on (YYYY-MM-DD, previews included) have the operation too.
+	since string
 	// fallback is the version the operation gets when neither the provider nor the client names one.
 	fallback string
 	// hint ends the refusal of a version without the operation: what to use instead.
@@ -188,7 +199,9 @@ func (s *dialectSpec) versionsOf(op Operation) *opVersions {
 }
 
 // has reports whether api-version v has the operation (a nil entry: every version has it).
-func (r *opVersions) has(v string) bool { return r == nil || inList(r.versions, v) != r.lacking }
+func (r *opVersions) has(v string) bool {
+	return r == nil || inList(r.versions, v) != r.lacking || r.since != "" && IsDatedAPIVersion(v) && v[:10] >= r.since
+}
 
 // validVersion reports whether v is an api-version the dialect takes: a dated one, or one of its names.
 func (s *dialectSpec) validVersion(v string) bool {
@@ -213,6 +226,12 @@ const (
 	OpCompletions
 	OpEmbeddings
 	OpListModels
+	// OpResponses is the Responses API's create (POST .../responses); responses.go says how it is served.
+	OpResponses
+	// OpStoredResponse is any route below .../responses/ (retrieve, delete, cancel, input items, token
+	// counts): each needs the response stored at one provider, which a request routed by model cannot
+	// reach, so it is refused locally.
+	OpStoredResponse
 )
 
 var operationPaths = [...]string{
@@ -220,6 +239,8 @@ var operationPaths = [...]string{
 	OpCompletions:     "completions",
 	OpEmbeddings:      "embeddings",
 	OpListModels:      "models",
+	OpResponses:       "responses",
+	OpStoredResponse:  "responses/",
 }
 
 // PathSuffix is the operation's path below the dialect's base path, e.g. "chat/completions".
@@ -237,19 +258,25 @@ func (op Operation) String() string {
 	return "unknown"
 }
 
-// operationFromPath is the POST operation a path suffix names (model listing is a route of its own).
+// postOperations are the operations a path suffix names (model listing is a route of its own).
+var postOperations = [...]Operation{OpChatCompletions, OpCompletions, OpEmbeddings, OpResponses}
+
+// operationFromPath is the operation a path suffix names.
 func operationFromPath(suffix string) Operation {
-	for op := OpChatCompletions; op <= OpEmbeddings; op++ {
+	for _, op := range postOperations {
 		if operationPaths[op] == suffix {
 			return op
 		}
+	}
+	if strings.HasPrefix(suffix, operationPaths[OpStoredResponse]) {
+		return OpStoredResponse
 	}
 	return OpUnknown
 }
 
 // ops builds an operation bit set.
-func ops(list ...Operation) uint8 {
-	var set uint8
+func ops(list ...Operation) uint16 {
+	var set uint16
 	for _, op := range list {
 		set |= 1 << op
 	}
@@ -270,7 +297,7 @@ const (
 // so with the shared no-op (noHeadEdits, noBodyRules...), so a reader of its file sees all of its behaviour.
 type dialectSpec struct {
 	name       string
-	operations uint8
+	operations uint16
 
 	// Request line and headers.
 	// routes are the request lines clients of this dialect send (detect.go matches them).
@@ -323,6 +350,9 @@ type dialectSpec struct {
 	completionsDefaultMaxTokens int
 	// streamUsageOption: the dialect takes stream_options.include_usage, so the gateway can ask for usage.
 	streamUsageOption bool
+	// chatBridge says what the dialect's chat API takes of a Responses request bridged to it
+	// (responses.go); only dialects without the Responses API, or with chat_only models, use it.
+	chatBridge bridgeOptions
 	// encodingFormats are the embeddings encoding_format values its providers take; nil: any, the provider
 	// judges.
 	encodingFormats []string

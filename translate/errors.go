@@ -24,13 +24,16 @@ const (
 	ErrExtraParametersNotAllowed ErrorCode = "extra_parameters_not_allowed"
 	ErrBodyTooLarge              ErrorCode = "body_too_large"
 	ErrUnsupportedOperation      ErrorCode = "unsupported_operation"
-	ErrUnsupportedEncoding       ErrorCode = "unsupported_content_encoding"
-	ErrUnknownPath               ErrorCode = "unknown_path"
-	ErrMethodNotAllowed          ErrorCode = "method_not_allowed"
-	ErrUpstreamStream            ErrorCode = "upstream_stream_error"
-	ErrUpstreamRedirect          ErrorCode = "upstream_redirect"
-	ErrBodyNeverArrived          ErrorCode = "body_never_arrived"
-	ErrInternal                  ErrorCode = "internal_error"
+	// ErrUnsupportedParameter: a field the request uses cannot be served on its route (a stateful Responses
+	// feature toward a provider that has only Chat Completions).
+	ErrUnsupportedParameter ErrorCode = "unsupported_parameter"
+	ErrUnsupportedEncoding  ErrorCode = "unsupported_content_encoding"
+	ErrUnknownPath          ErrorCode = "unknown_path"
+	ErrMethodNotAllowed     ErrorCode = "method_not_allowed"
+	ErrUpstreamStream       ErrorCode = "upstream_stream_error"
+	ErrUpstreamRedirect     ErrorCode = "upstream_redirect"
+	ErrBodyNeverArrived     ErrorCode = "body_never_arrived"
+	ErrInternal             ErrorCode = "internal_error"
 )
 
 var errorStatus = map[ErrorCode]int{
@@ -44,6 +47,7 @@ var errorStatus = map[ErrorCode]int{
 	ErrExtraParametersNotAllowed: 400,
 	ErrBodyTooLarge:              413,
 	ErrUnsupportedOperation:      404,
+	ErrUnsupportedParameter:      400,
 	ErrUnsupportedEncoding:       415,
 	ErrUnknownPath:               404,
 	ErrMethodNotAllowed:          405,

@@ -10,7 +10,7 @@ import (
 // onchain_data in answers. https://docs.eternalai.org/
 var eternalAISpec = dialectSpec{
 	name:       "eternalai",
-	operations: ops(OpChatCompletions, OpCompletions),
+	operations: eternalAIOperations,
 	// Its clients use OpenAI's paths; claimsRequest tells them apart by chain_id.
 	routes:       nil,
 	basePath:     always("/v1"),
@@ -26,7 +26,9 @@ var eternalAISpec = dialectSpec{
 	ownFields:                   []string{"chain_id"},
 	completionsDefaultMaxTokens: 16,
 	streamUsageOption:           true,
-	encodingFormats:             []string{"float", "base64"},
+	// OpenAI-compatible chat without OpenAI's newer parameters.
+	chatBridge:      bridgeOptions{maxTokensField: "max_tokens", streamUsage: true},
+	encodingFormats: []string{"float", "base64"},
 
 	editsAnswers: func(x *Exchange) bool { return x.Onchain != OnchainKeep },
 	answerKeys:   []answerKey{{name: "onchain_data", headerPrefix: "x-onchain-", fate: onchainFate}},
@@ -39,12 +41,16 @@ var eternalAISpec = dialectSpec{
 	modelKeys:    []configKey{chainIDKey},
 }
 
+// eternalAIOperations: chat and completions (no Responses API: an OpenAI Responses request with chain_id
+// stays an OpenAI client's, bridged to chat).
+var eternalAIOperations = ops(OpChatCompletions, OpCompletions)
+
 // DefaultChainID is EternalAI's documented default chain ("Symbiosis").
 const DefaultChainID = "45762"
 
 // claimsChainID: an OpenAI-path request whose body carries chain_id is an EternalAI client.
 func claimsChainID(req *ClientRequest, body *RequestBody) bool {
-	return req.Dialect == OpenAI && body.HasChainID
+	return req.Dialect == OpenAI && body.HasChainID && eternalAIOperations&(1<<req.Op) != 0
 }
 
 // chooseChainID picks the chain: the model entry's, else the client's, else the provider's, else the default.

@@ -89,6 +89,7 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 		ChainID:         c.Provider.ChainID,
 		DefaultChainID:  c.Provider.DefaultChainID,
 		ExtraParameters: extra,
+		ChatOnly:        c.Provider.ChatOnly,
 	}
 	if target.BasePath == "" {
 		target.BasePath = providerDialect.DefaultBasePath()
@@ -128,7 +129,8 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 	up := goldencase.Message{First: method + " " + head.Path, Headers: upHeaders, Body: ub.Body}
 
 	status, _ := strconv.Atoi(resp.First)
-	x := Exchange{Client: creq.Dialect, Provider: providerDialect, Op: creq.Op, IncludeUsage: body.IncludeUsage, Tools: body.HasTools()}
+	x := Exchange{Client: creq.Dialect, Provider: providerDialect, Op: creq.Op, IncludeUsage: body.IncludeUsage, Tools: body.HasTools(),
+		Bridge: ub.Bridge}
 	if x.Onchain, ok = ParseOnchainData(c.OnchainData); !ok {
 		t.Fatalf("bad onchain_data %q", c.OnchainData)
 	}
@@ -241,7 +243,8 @@ var goldenProviders = map[Dialect]goldencase.Provider{
 }
 
 // generateCases creates a folder for every client x provider pair of every operation both sides have
-// (plus embeddings toward EternalAI, which must be refused locally). Existing folders are left alone.
+// (plus embeddings toward EternalAI, which must be refused locally), then the Responses API's folders
+// (generateResponsesCases). Existing folders are left alone.
 func generateCases(t *testing.T) {
 	const fixtures = "../testdata/fixtures"
 	kinds := []struct {
@@ -291,6 +294,103 @@ func generateCases(t *testing.T) {
 					writeFile(t, filepath.Join(dir, dst), data)
 				}
 			}
+		}
+	}
+	generateResponsesCases(t, fixtures)
+}
+
+// responsesSurfaces are the routes a Responses client posts to, each with its request fixtures
+// (request-<surface>-<kind>.http): OpenAI's /v1/responses, Azure OpenAI's v1 surface, its classic surface
+// (the deployment in the body) and the deployment route the AI SDK's useDeploymentBasedUrls builds.
+var responsesSurfaces = []string{"openai", "azure-openai-v1", "azure-openai-classic", "azure-openai-deployment"}
+
+// generateResponsesCases creates the Responses API's folders, <kind>-<surface>-to-<provider>: every
+// surface x kind x provider dialect, the errors from two surfaces, and a model marked chat_only. The
+// provider's answer is a Responses one where the request is forwarded natively (the provider's dialect
+// has the API and the model is not chat_only), else the chat one the bridge converts.
+func generateResponsesCases(t *testing.T, fixtures string) {
+	type kind struct {
+		name, request string
+		// native and bridged are the answer fixture kinds (response-<provider>-<kind>.http) for a provider
+		// with the Responses API and for one the request is bridged to chat for.
+		native, bridged string
+		surfaces        []string // nil: every surface
+	}
+	kinds := []kind{
+		{"responses", "responses", "responses", "chat", nil},
+		{"responses-stream", "responses-stream", "responses-stream", "chat-stream", nil},
+		{"responses-tools", "responses-tools", "responses-tools", "chat-tools", nil},
+		{"responses-tool-result", "responses-tool-result", "responses", "chat", nil},
+		{"responses-tools-stream", "responses-tools-stream", "responses-tools-stream", "chat-tools-stream", nil},
+		{"responses-error", "responses", "error", "error", []string{"openai", "azure-openai-v1"}},
+	}
+	type pair struct {
+		kind     kind
+		surface  string
+		provider Dialect
+		chatOnly bool
+	}
+	var pairs []pair
+	for _, k := range kinds {
+		surfaces := k.surfaces
+		if surfaces == nil {
+			surfaces = responsesSurfaces
+		}
+		for _, s := range surfaces {
+			for _, p := range Dialects {
+				pairs = append(pairs, pair{k, s, p, false})
+			}
+		}
+	}
+	// A model marked chat_only on a provider that has the Responses API: bridged all the same.
+	pairs = append(pairs, pair{kinds[0], "openai", OpenAI, true}, pair{kinds[1], "openai", OpenAI, true})
+
+	for _, pr := range pairs {
+		k := pr.kind
+		name := k.name + "-" + pr.surface + "-to-" + pr.provider.String()
+		if pr.chatOnly {
+			name += "-chat-only"
+		}
+		dir := filepath.Join(casesDir, name)
+		if _, err := os.Stat(dir); err == nil {
+			continue
+		}
+		provider, ok := goldenProviders[pr.provider]
+		if !ok {
+			t.Fatalf("%s: goldenProviders has no settings for %s: add the provider its generated cases use", dir, pr.provider)
+		}
+		provider.ChatOnly = pr.chatOnly
+		native := pr.provider.Supports(OpResponses) && !pr.chatOnly
+		answer, how := k.bridged, "bridged to chat completions"
+		if native {
+			answer, how = k.native, "forwarded natively"
+		}
+		if pr.chatOnly {
+			how = "a model marked chat_only, " + how
+		}
+		req := filepath.Join(fixtures, "request-"+pr.surface+"-"+k.request+".http")
+		resp := filepath.Join(fixtures, "response-"+pr.provider.String()+"-"+answer+".http")
+		for _, f := range []string{req, resp} {
+			if _, err := os.Stat(f); err != nil {
+				t.Fatalf("%s: no fixture %s: write it", dir, f)
+			}
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		c := goldencase.Case{
+			Description: fmt.Sprintf("%s: an OpenAI Responses client on the %s surface, a %s provider (%s)",
+				k.name, pr.surface, pr.provider, how),
+			Provider: provider,
+		}
+		raw, _ := json.MarshalIndent(c, "", "  ")
+		writeFile(t, filepath.Join(dir, "case.json"), append(raw, '\n'))
+		for src, dst := range map[string]string{req: "client_request.http", resp: "upstream_response.http"} {
+			data, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, dst), data)
 		}
 	}
 }

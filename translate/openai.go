@@ -11,7 +11,7 @@ import (
 // https://platform.openai.com/docs/api-reference
 var openAISpec = dialectSpec{
 	name:       "openai",
-	operations: ops(OpChatCompletions, OpCompletions, OpEmbeddings, OpListModels),
+	operations: ops(OpChatCompletions, OpCompletions, OpEmbeddings, OpListModels, OpResponses),
 	routes: []clientRoute{
 		{path: "/v1/models", op: OpListModels, version: versionIgnored},
 		{path: "/models", op: OpListModels, version: versionAbsent},
@@ -35,6 +35,7 @@ var openAISpec = dialectSpec{
 	bodyAdditions:               noBodyAdditions,
 	completionsDefaultMaxTokens: 16,
 	streamUsageOption:           true,
+	chatBridge:                  openAIChatBridge,
 	encodingFormats:             []string{"float", "base64"},
 
 	editsAnswers: neverEdits,

@@ -29,6 +29,9 @@ type Target struct {
 	DefaultChainID string
 	// ExtraParameters is the azure-ai provider's policy for fields outside its known set.
 	ExtraParameters ExtraParameters
+	// ChatOnly: the model entry has only Chat Completions, so Responses requests to it are bridged to chat
+	// even when its provider's dialect has the Responses API.
+	ChatOnly bool
 	// ForceStreamUsage asks an OpenAI-family provider for stream_options.include_usage on streamed chat, so
 	// token usage can be counted even when the client did not ask (see Exchange.StripUsageChunk).
 	ForceStreamUsage bool
@@ -45,6 +48,9 @@ type UpstreamHead struct {
 // It needs no body, so a route decided by the request line can go out before the body arrives.
 func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
 	var head UpstreamHead
+	if bridges(req, t) {
+		req = asChat(req)
+	}
 	if !t.Dialect.Supports(req.Op) {
 		return head, NewError(ErrUnsupportedOperation, "",
 			"the provider for this model speaks "+t.Dialect.String()+", which has no "+req.Op.String()+" operation")
@@ -124,12 +130,17 @@ type UpstreamBody struct {
 	// ForcedUsage: include_usage was added for the gateway's own accounting; the client did not ask for the
 	// usage chunk, so the answer must not show it.
 	ForcedUsage bool
+	// Bridge is set when a Responses request was bridged to chat (see Exchange.Bridge).
+	Bridge *Bridge
 }
 
 // RenderBody writes the body for the target into dst (reused when large enough): it plans every top-level
 // member located by Parse with the target's rules (rules.go), then writes them in one pass, each copied,
 // dropped or replaced once, and appends the additions.
 func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {
+	if bridges(req, t) {
+		return renderBridged(dst, req, body, t)
+	}
 	var out UpstreamBody
 	c := body.startRender(req, t)
 	defer func() { body.render = renderContext{body: body} }()

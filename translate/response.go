@@ -21,6 +21,9 @@ type Exchange struct {
 	// StripUsageChunk: the gateway forced include_usage for its own accounting (UpstreamBody.ForcedUsage),
 	// so the usage-only chunk is read and removed.
 	StripUsageChunk bool
+	// Bridge is set when a Responses client is answered by a chat provider (UpstreamBody.Bridge): answers
+	// and streams are converted into the Responses shapes.
+	Bridge *Bridge
 }
 
 // AnswerHeadersFromBody reports whether a JSON answer's headers depend on its body (a provider's member
@@ -106,6 +109,15 @@ type Usage struct {
 // forwards it as it came). The result aliases body when nothing changes; otherwise it is written into dst.
 // Headers are response headers to add (a provider's member exposed as headers).
 func Answer(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, usage Usage, err error) {
+	if x.Bridge != nil {
+		return answerBridged(dst, x, body)
+	}
+	return answerChat(dst, x, body)
+}
+
+// answerChat is Answer for an answer in the shape the client asked for (the client's dialect's, or a chat
+// answer a bridged Responses exchange converts next).
+func answerChat(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, usage Usage, err error) {
 	var members [32]jsonscan.Member
 	// Capped like requests: a real answer has a dozen keys, and the table must not grow with an upstream's.
 	list, err := jsonscan.Members(body, members[:0], maxTopLevelMembers)
@@ -113,7 +125,8 @@ func Answer(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header,
 		return nil, nil, Usage{}, err
 	}
 	provider := x.Provider.spec()
-	edits := x.Client != x.Provider && provider != nil && provider.editsAnswers(x)
+	// A native Responses answer passes through; its usage is read all the same.
+	edits := x.Client != x.Provider && provider != nil && x.Op != OpResponses && provider.editsAnswers(x)
 	w := dst[:0]
 	if edits {
 		w = append(w, '{')
@@ -249,6 +262,10 @@ func usageOf(u gjson.Result) Usage {
 	}
 	prompt, completion := u.Get("prompt_tokens"), u.Get("completion_tokens")
 	if !prompt.Exists() && !completion.Exists() {
+		// The Responses API's names for the same counts.
+		prompt, completion = u.Get("input_tokens"), u.Get("output_tokens")
+	}
+	if !prompt.Exists() && !completion.Exists() {
 		return Usage{}
 	}
 	return Usage{PromptTokens: prompt.Int(), CompletionTokens: completion.Int(), Seen: true}
@@ -265,7 +282,8 @@ func plainUsage(raw []byte) (Usage, bool) {
 		return Usage{}, false
 	}
 	var u Usage
-	var havePrompt, haveCompletion bool
+	var havePrompt, haveCompletion, haveInput, haveOutput bool
+	var input, output int64
 	i = skipUsageSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
 		return u, true
@@ -296,6 +314,10 @@ func plainUsage(raw []byte) (Usage, bool) {
 			havePrompt, u.PromptTokens = true, n
 		case !haveCompletion && string(key) == "completion_tokens":
 			haveCompletion, u.CompletionTokens = true, n
+		case !haveInput && string(key) == "input_tokens": // the Responses API's names
+			haveInput, input = true, n
+		case !haveOutput && string(key) == "output_tokens":
+			haveOutput, output = true, n
 		}
 		if havePrompt && haveCompletion {
 			break // gjson reads no further either
@@ -312,7 +334,11 @@ func plainUsage(raw []byte) (Usage, bool) {
 		}
 		i = skipUsageSpace(raw, i+1)
 	}
-	u.Seen = havePrompt || haveCompletion
+	if !havePrompt && !haveCompletion {
+		u.PromptTokens, u.CompletionTokens = input, output
+		haveInput = haveInput || haveOutput
+	}
+	u.Seen = havePrompt || haveCompletion || haveInput
 	return u, true
 }
 

@@ -38,6 +38,13 @@ type Stream struct {
 	fast      bool
 	carry     []byte
 	truncated bool // the upstream stopped before finishing; the client got an error event
+	// namedEvents: the stream is a native Responses stream, whose events start with an event: line; it
+	// ends with its terminal event, not [DONE].
+	namedEvents bool
+	// bridge, for a Responses client answered by a chat provider, turns the chat stream (edited for the
+	// client's dialect as any chat stream) into Responses events, written to bout.
+	bridge *Bridge
+	bout   []byte
 }
 
 // NewStream prepares a translator for one stream; maxEventBytes bounds one event's carry-over
@@ -51,9 +58,18 @@ func NewStream(x Exchange, maxEventBytes int) *Stream {
 // Reset reuses the translator for a new stream, keeping its buffers.
 func (s *Stream) Reset(x Exchange, maxEventBytes int) {
 	s.x = x
+	s.bridge, s.namedEvents = x.Bridge, false
+	if s.bridge != nil {
+		s.x = x.chatSide()
+	} else {
+		s.namedEvents = x.Op == OpResponses
+	}
 	s.framer.Reset()
 	if maxEventBytes <= 0 {
 		maxEventBytes = sse.DefaultMaxEventBytes
+	}
+	if s.bridge != nil {
+		s.bridge.events.reset(&s.bridge.echo, maxEventBytes)
 	}
 	s.framer.SetLimit(maxEventBytes)
 	s.inspect = streamMayNeedEdits(&s.x) // s.x, not x: a hook given &x would move every Reset's argument to the heap
@@ -66,6 +82,9 @@ func (s *Stream) Reset(x Exchange, maxEventBytes int) {
 func streamMayNeedEdits(x *Exchange) bool {
 	if x.StripUsageChunk {
 		return true
+	}
+	if x.Op == OpResponses {
+		return false // a native Responses stream passes through (a bridged one is edited as chat)
 	}
 	p := x.Provider.spec()
 	return x.Client != x.Provider && p != nil && p.editsAnswers(x)
@@ -83,6 +102,19 @@ const (
 // Write takes the next chunk of the upstream stream and returns the bytes to send to the client now. The
 // result aliases chunk or the translator's buffer and is valid until the next call.
 func (s *Stream) Write(chunk []byte) ([]byte, error) {
+	if s.bridge != nil {
+		chat, err := s.writeChat(chunk)
+		if err != nil {
+			return nil, err
+		}
+		s.bout, err = s.bridge.events.write(s.bout[:0], chat)
+		return s.bout, err
+	}
+	return s.writeChat(chunk)
+}
+
+// writeChat is Write for the upstream's stream as the client's dialect has it.
+func (s *Stream) writeChat(chunk []byte) ([]byte, error) {
 	if s.fast {
 		if out, ok, err := s.writeFast(chunk); ok || err != nil {
 			return out, err
@@ -141,6 +173,19 @@ func (s *Stream) appendEvent(dst []byte, action eventAction, ev sse.Event) []byt
 // one [DONE]. A stream that stopped before any finish (cut mid-answer) ends with an error event first, so
 // SDKs report the truncation instead of a silently short answer.
 func (s *Stream) Close() []byte {
+	if s.bridge != nil {
+		tail := s.closeChat()
+		var err error
+		if s.bout, err = s.bridge.events.write(s.bout[:0], tail); err != nil {
+			return s.bridge.events.fail(s.bout[:0], err.Error())
+		}
+		return s.bridge.events.close(s.bout)
+	}
+	return s.closeChat()
+}
+
+// closeChat is Close for the upstream's stream as the client's dialect has it.
+func (s *Stream) closeChat() []byte {
 	s.out = s.out[:0]
 	var lastData []byte
 	if s.fast && len(s.carry) > 0 {
@@ -160,6 +205,16 @@ func (s *Stream) Close() []byte {
 	}
 	if lastData != nil {
 		s.last = append(s.last[:0], lastData...)
+	}
+	if s.namedEvents {
+		// A Responses stream ends with its terminal event, and no [DONE] is added to it.
+		if !s.done && !responsesStreamFinished(s.last) {
+			s.truncated = true
+			s.out = append(s.out, responsesErrorEvent(s.last, NewError(ErrUpstreamStream, "",
+				"the upstream stream ended before the response was complete; retry the request"))...)
+		}
+		s.done = true
+		return s.out
 	}
 	if !s.done {
 		if !s.finished() {
@@ -206,10 +261,10 @@ var (
 // or a CR line end needs event-by-event handling (exactly one [DONE], CR/CRLF framing).
 func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 	cut, prev, i := 0, 0, 0
-	plain := bytes.IndexByte(chunk, '\r') < 0 && plainDataEvent(s.eventStart(chunk))
+	plain := bytes.IndexByte(chunk, '\r') < 0 && s.plainEvent(s.eventStart(chunk))
 	if plain && len(s.carry) > 0 && s.carry[len(s.carry)-1] == '\n' && len(chunk) > 0 && chunk[0] == '\n' {
 		cut, i = 1, 1 // the boundary straddles the carry and this chunk
-		plain = plainDataEvent(chunk[1:])
+		plain = s.plainEvent(chunk[1:])
 	}
 	for plain {
 		j := bytes.Index(chunk[i:], eventBoundary)
@@ -219,7 +274,7 @@ func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 		prev, cut = cut, i+j+len(eventBoundary)
 		i = cut
 		if i < len(chunk) {
-			plain = plainDataEvent(chunk[i:])
+			plain = s.plainEvent(chunk[i:])
 		}
 	}
 	if !plain {
@@ -265,6 +320,18 @@ func (s *Stream) eventStart(chunk []byte) []byte {
 	n := copy(start[:], s.carry)
 	n += copy(start[n:], chunk)
 	return start[:n]
+}
+
+// plainEvent is plainDataEvent, or for a native Responses stream also an event that starts with its event:
+// line (they all do); its data is then found by copyEventData.
+func (s *Stream) plainEvent(event []byte) bool {
+	if s.namedEvents {
+		const named = "event:"
+		if n := min(len(event), len(named)); string(event[:n]) == named[:n] {
+			return true
+		}
+	}
+	return plainDataEvent(event)
 }
 
 // plainDataEvent reports whether an event (or its first bytes) starts as a JSON data line; a prefix too
@@ -374,7 +441,12 @@ func (s *Stream) finished() bool {
 }
 
 // Usage reads token usage from the last JSON event of the stream (where every dialect reports it).
-func (s *Stream) Usage() Usage { return ReadUsage(s.last) }
+func (s *Stream) Usage() Usage {
+	if s.namedEvents {
+		return usageOf(gjson.GetBytes(s.last, "response.usage")) // in the terminal event's response
+	}
+	return ReadUsage(s.last)
+}
 
 // Truncated reports whether the upstream stream ended before the answer was complete.
 func (s *Stream) Truncated() bool { return s.truncated }
@@ -383,6 +455,19 @@ func (s *Stream) Truncated() bool { return s.truncated }
 // [DONE].
 func StreamFailure(client Dialect, e *Error) []byte {
 	return append(ErrorEvent(client, e), doneEvent...)
+}
+
+// Failure is what the client gets when this stream cannot go on: StreamFailure for a chat stream; for a
+// Responses client, the event its SDK reports as an error (response.failed when bridged, an error event
+// when the provider's own Responses stream is cut short).
+func (s *Stream) Failure(e *Error) []byte {
+	switch {
+	case s.bridge != nil:
+		return s.bridge.events.fail(s.bout[:0], e.Message)
+	case s.namedEvents:
+		return responsesErrorEvent(s.last, e)
+	}
+	return StreamFailure(s.x.Client, e)
 }
 
 // Done reports whether the client has been sent its [DONE].

@@ -14,6 +14,9 @@ func gjsonUsage(u gjson.Result) Usage {
 	}
 	prompt, completion := u.Get("prompt_tokens"), u.Get("completion_tokens")
 	if !prompt.Exists() && !completion.Exists() {
+		prompt, completion = u.Get("input_tokens"), u.Get("output_tokens")
+	}
+	if !prompt.Exists() && !completion.Exists() {
 		return Usage{}
 	}
 	return Usage{PromptTokens: prompt.Int(), CompletionTokens: completion.Int(), Seen: true}
@@ -31,6 +34,8 @@ func FuzzUsageMatchesGJSON(f *testing.F) {
 		`{"a":truex,"prompt_tokens":1}`, `{"a":1e5,"prompt_tokens":1}`, `{"a":{]},"prompt_tokens":1}`, `{"pr\u006fmpt_tokens":3}`,
 		` {"prompt_tokens" : 3 , "completion_tokens" : 4 } `, "\x04{\"prompt_tokens\"0", `{"prompt_tokens"0}`,
 		`[1]`, `null`, `{}`, ``, `{"prompt_tokens":1`, `{"prompt_tokens":1]`, `{"prompt_tokens":1,}`, `{"a":"\`, `{"prompt_tokens":-}`,
+		`{"input_tokens":9,"output_tokens":2,"total_tokens":11}`, `{"output_tokens":2}`, `{"input_tokens":1,"prompt_tokens":2}`,
+		`{"input_tokens":9,"input_tokens_details":{"cached_tokens":0},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":11}`,
 		`{"completion_tokens":5}`, `{"prompt_tokens":true}`, `{"x":-1.2e-3,"completion_tokens":2,"prompt_tokens":3}`,
 	} {
 		f.Add([]byte(s))

@@ -34,6 +34,7 @@ const (
 // Models of the demo, one OpenAI-style endpoint in front of all four providers.
 const (
 	ModelOpenAI       = "gpt-4o"                 // openai
+	ModelOpenAIChat   = "gpt-4o-chat"            // openai, model gpt-4o marked chat_only: Responses bridged to chat
 	ModelAzureOpenAI  = "gpt-4o-mini"            // azure-openai, deployment gpt-4o-mini-prod
 	ModelAzureEmbed   = "text-embedding-3-small" // azure-openai, deployment embed-prod
 	ModelAzureAI      = "llama-3-70b"            // azure-ai, Meta-Llama-3-70B-Instruct
@@ -46,7 +47,8 @@ const (
 const Config = `{
   "providers": [
     {"name": "openai", "dialect": "openai", "host": "api.openai.mock", "api_key": "` + OpenAIKey + `",
-     "models": [{"name": "gpt-4o"}, {"name": "text-embedding-3-large"}]},
+     "models": [{"name": "gpt-4o"}, {"name": "text-embedding-3-large"},
+                {"name": "gpt-4o-chat", "model": "gpt-4o", "chat_only": true}]},
     {"name": "azure", "dialect": "azure-openai", "host": "demo.openai.azure.mock", "api_key": "` + AzureOpenAIKey + `",
      "models": [{"name": "gpt-4o-mini", "deployment": "gpt-4o-mini-prod"},
                 {"name": "text-embedding-3-small", "deployment": "embed-prod"}]},

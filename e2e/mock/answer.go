@@ -48,10 +48,12 @@ func splitmix64(x uint64) uint64 {
 
 const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-// token is an n-character alphanumeric string derived from the request's sequence number and a salt.
+// token is an n-character alphanumeric string derived from the request's sequence number, the dialect and a
+// salt: the first answers of two providers get different ids, as from real services (a filter deriving its
+// own ids from the upstream's relies on that).
 func (c *call) token(salt uint64, n int) string {
 	b := make([]byte, n)
-	x := splitmix64(c.seq*1_000_003 + salt)
+	x := splitmix64(c.seq*1_000_003 + salt + c.p.idSalt)
 	for i := range b {
 		if i%8 == 0 {
 			x = splitmix64(x)
@@ -64,6 +66,7 @@ func (c *call) token(salt uint64, n int) string {
 
 // hexID is a bare 32-digit hex identifier (Azure AI's ids, UUID material).
 func (c *call) hexID(salt uint64) string {
+	salt += c.p.idSalt
 	return fmt.Sprintf("%016x%016x", splitmix64(c.seq*7919+salt), splitmix64(c.seq*104729+salt))
 }
 
@@ -399,6 +402,10 @@ func (c *call) onchainData() obj {
 
 // answer serves a valid request.
 func (c *call) answer() {
+	if c.op == opResponses {
+		c.answerResponses()
+		return
+	}
 	w := c.want()
 	if c.op == opEmbeddings {
 		c.sendJSON(c.embeddings(w))

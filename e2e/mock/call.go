@@ -19,8 +19,9 @@ const (
 	opChat
 	opCompletions
 	opEmbeddings
-	opModels // GET {base}/models (openai)
-	opInfo   // GET {base}/info (azure-ai)
+	opModels    // GET {base}/models (openai)
+	opInfo      // GET {base}/info (azure-ai)
+	opResponses // POST {base}/responses (openai; azure-openai v1 and classic surfaces), responses.go
 )
 
 // opPaths maps an operation's path suffix to the operation.
@@ -45,7 +46,8 @@ type call struct {
 	apiVersion string
 	fail       string // x-mock-fail, lower case
 	body       *object
-	chunks     uint64 // stream chunks made so far (obfuscation values)
+	resp       *respRequest // a valid Responses request (responses.go)
+	chunks     uint64       // stream chunks made so far (obfuscation values)
 }
 
 func (c *call) dialect() string { return c.p.dialect }
@@ -129,6 +131,11 @@ func (c *call) routeRest(rest string) bool {
 			c.op = opModels
 			return true
 		}
+		if rest == "/responses" {
+			// EternalAI has only Chat Completions and completions (docs/dialects.md section 4).
+			c.op = opResponses
+			return post && c.dialect() == OpenAI
+		}
 		c.op = opPaths[rest]
 		if c.op == opEmbeddings && c.dialect() == EternalAI {
 			return false // EternalAI has no embeddings endpoint (docs/dialects.md section 4)
@@ -137,9 +144,20 @@ func (c *call) routeRest(rest string) bool {
 	case AzureOpenAI:
 		if v1rest, ok := strings.CutPrefix(rest, "/v1"); ok {
 			c.v1 = true
+			if v1rest == "/responses" {
+				c.op = opResponses
+				return post
+			}
 			c.op = opPaths[v1rest]
 			// legacy /completions is not among the v1 routes (docs/dialects.md section 2)
 			return post && (c.op == opChat || c.op == opEmbeddings)
+		}
+		if rest == "/responses" {
+			// The classic Responses surface has no deployment segment: the body model names the deployment
+			// (api-version 2025-03-01-preview and later, checkQuery). /deployments/{d}/responses, which the AI
+			// SDK's useDeploymentBasedUrls builds, is not among Microsoft's documented routes: 404 here.
+			c.op = opResponses
+			return post
 		}
 		dep, ok := strings.CutPrefix(rest, "/deployments/")
 		if !ok {
@@ -231,6 +249,11 @@ func (c *call) checkQuery() bool {
 		}
 		if !datedVersion.MatchString(v) || !slices.Contains(azureOpenAIVersions, v) {
 			c.azureErr(http.StatusBadRequest, "BadRequest", "API version not supported")
+			return false
+		}
+		if c.op == opResponses && v[:10] < "2025-03-01" {
+			// Quoted from the service through LiteLLM (Aider-AI/aider#4029); the code is the mock's.
+			c.azureErr(http.StatusBadRequest, "BadRequest", "Azure OpenAI Responses API is enabled only for api-version 2025-03-01-preview and later")
 			return false
 		}
 	case AzureAI:
@@ -349,7 +372,7 @@ func (c *call) checkTarget() bool {
 	deps := c.p.opts.Deployments
 	switch c.dialect() {
 	case AzureOpenAI:
-		if !c.v1 && len(deps) > 0 && !slices.Contains(deps, c.deployment) {
+		if !c.v1 && c.op != opResponses && len(deps) > 0 && !slices.Contains(deps, c.deployment) {
 			c.errDeploymentNotFound()
 			return false
 		}

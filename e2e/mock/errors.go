@@ -154,7 +154,7 @@ func (c *call) errRateLimited() {
 	case AzureOpenAI:
 		c.azureErr(http.StatusTooManyRequests, "429",
 			"Requests to the "+map[operation]string{opChat: "ChatCompletions_Create", opCompletions: "Completions_Create",
-				opEmbeddings: "Embeddings_Create"}[c.op]+" Operation under Azure OpenAI API version "+c.versionOr("2024-10-21")+
+				opEmbeddings: "Embeddings_Create", opResponses: "Responses_Create"}[c.op]+" Operation under Azure OpenAI API version "+c.versionOr("2024-10-21")+
 				" have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 2 seconds. Please go here: https://aka.ms/oai/quotaincrease if you would like to further increase the default rate limit.",
 			"Retry-After", "2", "retry-after-ms", "2000", "x-ratelimit-remaining-requests", "0",
 			"x-ratelimit-remaining-tokens", "0")

@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,9 +74,32 @@ func TestGoldenUpstreamRequestsAccepted(t *testing.T) {
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			rec := serve(mockFor(c.Provider), specOf(up))
+			if refersToUnseenState(rec) {
+				// A Responses request continuing an exchange the case does not contain: the fresh mock never
+				// stored the response or item it names, and rightly refuses it; the rest of it was accepted.
+				t.Logf("the %s mock does not know the stored response or item the request names: %s", c.Provider.Dialect, rec.body())
+				return
+			}
 			if rec.status >= 300 {
 				t.Fatalf("the %s mock refuses the expected upstream request: %d %s", c.Provider.Dialect, rec.status, rec.body())
 			}
 		})
 	}
+}
+
+// refersToUnseenState reports a refusal that is only about the mock's Responses store: previous_response_id
+// (400 previous_response_not_found) or an item_reference (404 "Item with id ... not found"), the last checks
+// before the answer.
+func refersToUnseenState(rec *chunkRecorder) bool {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+			Code    string `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(rec.body(), &e) != nil {
+		return false
+	}
+	return (rec.status == 400 && e.Error.Code == "previous_response_not_found") ||
+		(rec.status == 404 && strings.HasPrefix(e.Error.Message, "Item with id "))
 }

@@ -252,3 +252,60 @@ func countDone(events []string) int {
 	}
 	return n
 }
+
+// respSpec is a valid Responses request: openai at /v1/responses; azure-openai on its v1 surface
+// (/openai/v1/responses) or, with classic, at /openai/responses?api-version=2025-04-01-preview. The body
+// model is a model (openai) or a deployment (azure-openai).
+func respSpec(d string, classic bool) spec {
+	s := spec{method: http.MethodPost, header: http.Header{}}
+	s.header.Set("Content-Type", "application/json")
+	model := "gpt-4o"
+	switch d {
+	case OpenAI:
+		s.target = "/v1/responses"
+		s.header.Set("Authorization", "Bearer "+testOpts[d].APIKey)
+	case AzureOpenAI:
+		s.target = "/openai/v1/responses"
+		if classic {
+			s.target = "/openai/responses?api-version=2025-04-01-preview"
+		}
+		s.header.Set("api-key", testOpts[d].APIKey)
+		model = "gpt4o-prod"
+	default:
+		panic("no Responses API in " + d)
+	}
+	s.body = string(mustJSON(map[string]any{"model": model, "input": "hello mock"}))
+	return s
+}
+
+// respEvent is one event of a Responses stream: its event: line and its data.
+type respEvent struct {
+	name string
+	data map[string]any
+	raw  string
+}
+
+// respEvents splits a Responses stream into its events; every block must be an event: line and a data: line
+// whose type is the event's name. The tail after the last blank line is returned separately.
+func respEvents(t *testing.T, b []byte) (events []respEvent, tail string) {
+	t.Helper()
+	s := string(b)
+	for {
+		i := strings.Index(s, "\n\n")
+		if i < 0 {
+			return events, s
+		}
+		block := s[:i]
+		s = s[i+2:]
+		name, data, ok := strings.Cut(block, "\n")
+		if !ok || !strings.HasPrefix(name, "event: ") || !strings.HasPrefix(data, "data: ") || strings.Contains(data, "\n") {
+			t.Fatalf("not an event: line and a data: line: %q", block)
+		}
+		e := respEvent{name: strings.TrimPrefix(name, "event: "), raw: strings.TrimPrefix(data, "data: ")}
+		e.data = decode(t, []byte(e.raw))
+		if e.data["type"] != e.name {
+			t.Fatalf("event %q carries type %v", e.name, e.data["type"])
+		}
+		events = append(events, e)
+	}
+}

@@ -5,11 +5,16 @@
 // error status and body shape, and answers with realistic JSON bodies and SSE streams whose text echoes the
 // request. Facts come from docs/dialects.md; every choice not found there is marked "mock".
 //
+// openai and azure-openai also serve the Responses API (POST .../responses, responses.go), keeping the
+// responses created with store true in memory so that previous_response_id and item_reference work.
+//
 // A request header x-mock-fail injects failures (the filter forwards it untouched): 401, 404, 422, 429,
 // 502-html, cut-stream, no-done, huge-event, gzip. See Provider.ServeHTTP.
 package mock
 
 import (
+	"encoding/json"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"strings"
@@ -67,15 +72,23 @@ type Provider struct {
 	dialect string
 	opts    Options
 	bases   []string // accepted path prefixes, without a trailing slash
+	idSalt  uint64   // mixed into every generated id: the dialect's hash
 
 	mu       sync.Mutex
 	received []Recorded
 	seq      atomic.Uint64
+
+	// the Responses store (responses.go), under mu
+	responses   map[string]*storedResponse // response id -> its conversation
+	items       map[string]json.RawMessage // output item id -> the item
+	storedOrder []string                   // response ids, oldest first
 }
 
 // New returns a mock provider speaking dialect (one of Dialects); it panics on any other name.
 func New(dialect string, opts Options) *Provider {
-	p := &Provider{dialect: dialect, opts: opts}
+	h := fnv.New64a()
+	h.Write([]byte(dialect))
+	p := &Provider{dialect: dialect, opts: opts, idSalt: h.Sum64()}
 	base := strings.TrimRight(opts.BasePath, "/")
 	if opts.BasePath == "" {
 		switch dialect {

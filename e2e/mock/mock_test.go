@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -933,5 +934,495 @@ func TestBasePath(t *testing.T) {
 	s.target = "/chat/completions?api-version=2025-04-01"
 	if rec := serve(p, s); rec.status != 404 {
 		t.Errorf("root served with a base path: %d", rec.status)
+	}
+}
+
+// ---- the Responses API ------------------------------------------------------------------------------------
+
+// respSurfaces are the Responses routes of the mocks: openai, and the two surfaces of azure-openai.
+var respSurfaces = []struct {
+	name    string
+	d       string
+	classic bool
+}{
+	{"openai", OpenAI, false},
+	{"azure-openai v1", AzureOpenAI, false},
+	{"azure-openai classic", AzureOpenAI, true},
+}
+
+var lookupTool = map[string]any{"type": "function", "name": "lookup", "description": "looks a text up",
+	"parameters": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}}
+
+// checkResponse checks a Response's envelope and returns its output items.
+func checkResponse(t *testing.T, d string, m map[string]any, status string) []any {
+	t.Helper()
+	id, _ := m["id"].(string)
+	if m["object"] != "response" || !regexp.MustCompile(`^resp_[0-9a-f]{50}$`).MatchString(id) || m["status"] != status {
+		t.Errorf("object %v id %q status %v, want a %s response", m["object"], id, m["status"], status)
+	}
+	if _, ok := m["created_at"].(float64); !ok {
+		t.Errorf("created_at %v", m["created_at"])
+	}
+	if (status == "completed") != (m["completed_at"] != nil) {
+		t.Errorf("completed_at %v in status %s", m["completed_at"], status)
+	}
+	wantModel := "gpt-4o"
+	if d == AzureOpenAI {
+		wantModel = "gpt-4o-2024-08-06" // the model behind the deployment
+	}
+	if m["model"] != wantModel {
+		t.Errorf("model %v, want %s", m["model"], wantModel)
+	}
+	for _, k := range []string{"error", "incomplete_details", "instructions", "tools", "tool_choice", "parallel_tool_calls",
+		"metadata", "temperature", "top_p", "store", "text", "usage", "output"} {
+		if !has(m, k) {
+			t.Errorf("Response lacks %s", k)
+		}
+	}
+	in, out, total := get(m, "usage.input_tokens"), get(m, "usage.output_tokens"), get(m, "usage.total_tokens")
+	if i, _ := in.(float64); i <= 0 || out == nil || total != i+out.(float64) {
+		t.Errorf("usage %v", m["usage"])
+	}
+	if get(m, "usage.input_tokens_details.cached_tokens") != float64(0) || get(m, "usage.output_tokens_details.reasoning_tokens") != float64(0) {
+		t.Errorf("usage details %v", m["usage"])
+	}
+	output, _ := m["output"].([]any)
+	return output
+}
+
+// checkMessage checks a message output item and returns its text.
+func checkMessage(t *testing.T, item any, status string) string {
+	t.Helper()
+	id, _ := get(item, "id").(string)
+	if get(item, "type") != "message" || !strings.HasPrefix(id, "msg_") || get(item, "role") != "assistant" ||
+		get(item, "status") != status || get(item, "content.0.type") != "output_text" || get(item, "content.0.annotations") == nil {
+		t.Errorf("message item %v", item)
+	}
+	s, _ := get(item, "content.0.text").(string)
+	return s
+}
+
+// checkCall checks a function_call output item and returns its call_id and arguments.
+func checkCall(t *testing.T, item any, name string) (callID string, args map[string]any) {
+	t.Helper()
+	id, _ := get(item, "id").(string)
+	callID, _ = get(item, "call_id").(string)
+	if get(item, "type") != "function_call" || !strings.HasPrefix(id, "fc_") || !strings.HasPrefix(callID, "call_") ||
+		get(item, "name") != name || get(item, "status") != "completed" {
+		t.Errorf("function_call item %v", item)
+	}
+	raw, _ := get(item, "arguments").(string)
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		t.Errorf("arguments %q: %v", raw, err)
+	}
+	return callID, args
+}
+
+// TestResponses: valid Responses requests on every surface, answered with a Response.
+func TestResponses(t *testing.T) {
+	for _, sf := range respSurfaces {
+		t.Run(sf.name, func(t *testing.T) {
+			p := New(sf.d, testOpts[sf.d])
+			post := func(t *testing.T, s spec) map[string]any {
+				t.Helper()
+				rec := serve(p, s)
+				if rec.status != 200 || rec.header.Get("Content-Type") != "application/json" {
+					t.Fatalf("status %d %q: %s", rec.status, rec.header.Get("Content-Type"), rec.body())
+				}
+				return decode(t, rec.body())
+			}
+
+			t.Run("text", func(t *testing.T) {
+				m := post(t, respSpec(sf.d, sf.classic))
+				out := checkResponse(t, sf.d, m, "completed")
+				if len(out) != 1 || checkMessage(t, out[0], "completed") != "echo: hello mock" {
+					t.Errorf("output %v", out)
+				}
+				if m["store"] != true || m["tool_choice"] != "auto" || m["parallel_tool_calls"] != true ||
+					get(m, "text.format.type") != "text" || m["incomplete_details"] != nil {
+					t.Errorf("defaults not echoed: %v", m)
+				}
+			})
+
+			t.Run("items, instructions and echoes", func(t *testing.T) {
+				s := respSpec(sf.d, sf.classic)
+				s.set("instructions", "Be terse.")
+				s.set("input", []any{
+					map[string]any{"role": "developer", "content": "Answer in English."},
+					map[string]any{"type": "message", "role": "user", "content": []any{
+						map[string]any{"type": "input_text", "text": "first"},
+						map[string]any{"type": "input_image", "image_url": "https://example.com/a.png"},
+					}},
+					map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "ok"}}},
+					map[string]any{"role": "user", "content": []any{map[string]any{"type": "input_text", "text": "second turn"}}},
+				})
+				s.set("temperature", 0.5)
+				s.set("metadata", map[string]any{"k": "v"})
+				s.set("store", false)
+				s.set("text", map[string]any{"format": map[string]any{"type": "json_schema", "name": "r", "schema": map[string]any{"type": "object"}}})
+				m := post(t, s)
+				out := checkResponse(t, sf.d, m, "completed")
+				if got := checkMessage(t, out[0], "completed"); got != "echo: second turn" {
+					t.Errorf("text %q", got)
+				}
+				if m["instructions"] != "Be terse." || m["temperature"] != 0.5 || get(m, "metadata.k") != "v" ||
+					m["store"] != false || get(m, "text.format.name") != "r" {
+					t.Errorf("echoes %v", m)
+				}
+			})
+
+			t.Run("function call, then its output", func(t *testing.T) {
+				s := respSpec(sf.d, sf.classic)
+				s.set("tools", []any{lookupTool})
+				s.set("store", false)
+				s.set("input", "Look up Paris")
+				m := post(t, s)
+				out := checkResponse(t, sf.d, m, "completed")
+				if len(out) != 1 {
+					t.Fatalf("output %v", out)
+				}
+				callID, args := checkCall(t, out[0], "lookup")
+				if args["text"] != "Look up Paris" {
+					t.Errorf("arguments %v", args)
+				}
+				// the second turn: the whole conversation, the call replayed as it came
+				s.set("input", []any{
+					map[string]any{"role": "user", "content": "Look up Paris"},
+					out[0],
+					map[string]any{"type": "function_call_output", "call_id": callID, "output": `{"chars":13}`},
+				})
+				m = post(t, s)
+				out = checkResponse(t, sf.d, m, "completed")
+				if len(out) != 1 || checkMessage(t, out[0], "completed") != `echo: {"chars":13}` {
+					t.Errorf("output %v", out)
+				}
+			})
+
+			t.Run("tool_choice", func(t *testing.T) {
+				other := map[string]any{"type": "function", "name": "other"}
+				s := respSpec(sf.d, sf.classic)
+				s.set("tools", []any{lookupTool, other, map[string]any{"type": "web_search"}})
+				s.set("tool_choice", map[string]any{"type": "function", "name": "other"})
+				if out := checkResponse(t, sf.d, post(t, s), "completed"); len(out) != 1 || get(out[0], "name") != "other" {
+					t.Errorf("named choice: %v", out)
+				}
+				s.set("tool_choice", "none")
+				if out := checkResponse(t, sf.d, post(t, s), "completed"); len(out) != 1 || get(out[0], "type") != "message" {
+					t.Errorf("none: %v", out)
+				}
+				s.set("tools", []any{map[string]any{"type": "web_search"}})
+				s.set("tool_choice", nil)
+				if out := checkResponse(t, sf.d, post(t, s), "completed"); len(out) != 1 || get(out[0], "type") != "message" {
+					t.Errorf("built-in tools only: %v", out)
+				}
+			})
+
+			t.Run("previous_response_id and item_reference", func(t *testing.T) {
+				s := respSpec(sf.d, sf.classic)
+				s.set("tools", []any{lookupTool})
+				s.set("input", "Look up Rome")
+				first := post(t, s) // store defaults to true
+				out := checkResponse(t, sf.d, first, "completed")
+				callID, _ := checkCall(t, out[0], "lookup")
+
+				s.set("previous_response_id", first["id"])
+				s.set("input", []any{map[string]any{"type": "function_call_output", "call_id": callID, "output": "found"}})
+				second := post(t, s)
+				if out := checkResponse(t, sf.d, second, "completed"); checkMessage(t, out[0], "completed") != "echo: found" ||
+					second["previous_response_id"] != first["id"] {
+					t.Errorf("continued: %v", second)
+				}
+
+				// the same turn again, the call named by reference instead of by previous_response_id
+				s.set("previous_response_id", nil)
+				s.set("input", []any{
+					map[string]any{"role": "user", "content": "Look up Rome"},
+					map[string]any{"type": "item_reference", "id": get(out[0], "id")},
+					map[string]any{"type": "function_call_output", "call_id": callID, "output": "found again"},
+				})
+				if out := checkResponse(t, sf.d, post(t, s), "completed"); checkMessage(t, out[0], "completed") != "echo: found again" {
+					t.Errorf("by reference: %v", out)
+				}
+			})
+
+			t.Run("max_output_tokens cut", func(t *testing.T) {
+				s := respSpec(sf.d, sf.classic)
+				s.set("input", strings.Repeat("word ", 40))
+				s.set("max_output_tokens", 16)
+				m := post(t, s)
+				out := checkResponse(t, sf.d, m, "incomplete")
+				text := checkMessage(t, out[0], "incomplete")
+				if get(m, "incomplete_details.reason") != "max_output_tokens" || len(strings.Fields(text)) != 16 ||
+					get(m, "usage.output_tokens") != float64(16) || m["max_output_tokens"] != float64(16) {
+					t.Errorf("incomplete %v", m)
+				}
+			})
+		})
+	}
+}
+
+// TestResponsesStore: store false keeps nothing, and the store forgets the oldest responses first.
+func TestResponsesStore(t *testing.T) {
+	p := New(OpenAI, testOpts[OpenAI])
+	s := respSpec(OpenAI, false)
+	s.set("store", false)
+	m := decode(t, serve(p, s).body())
+	s.set("store", nil)
+	s.set("previous_response_id", m["id"])
+	rec := serve(p, s)
+	if rec.status != 400 {
+		t.Fatalf("a response created with store false was found: %d %s", rec.status, rec.body())
+	}
+	openaiErr("previous_response_not_found", "not found")(t, decode(t, rec.body()))
+
+	s.set("previous_response_id", nil)
+	first := decode(t, serve(p, s).body())
+	for range maxStored {
+		serve(p, s)
+	}
+	s.set("previous_response_id", first["id"])
+	if rec := serve(p, s); rec.status != 400 {
+		t.Errorf("the oldest response outlived %d newer ones: %d", maxStored, rec.status)
+	}
+}
+
+// TestResponsesStreams: the event sequence of a text and a function-call answer on every surface.
+func TestResponsesStreams(t *testing.T) {
+	for _, sf := range respSurfaces {
+		for _, tools := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/tools=%v", sf.name, tools), func(t *testing.T) {
+				s := respSpec(sf.d, sf.classic)
+				s.set("stream", true)
+				s.set("input", "héllo wörld ✓ mock")
+				if tools {
+					s.set("tools", []any{lookupTool})
+				}
+				rec := serve(New(sf.d, testOpts[sf.d]), s)
+				if rec.status != 200 || !strings.HasPrefix(rec.header.Get("Content-Type"), "text/event-stream") {
+					t.Fatalf("status %d %q: %s", rec.status, rec.header.Get("Content-Type"), rec.body())
+				}
+				checkStreamWrites(t, rec)
+				events, tail := respEvents(t, rec.body())
+				if tail != "" || strings.Contains(string(rec.body()), "[DONE]") {
+					t.Fatalf("a Responses stream ends after its terminal event, without [DONE]: tail %q", tail)
+				}
+				var names []string
+				for i, e := range events {
+					names = append(names, e.name)
+					if e.data["sequence_number"] != float64(i) {
+						t.Errorf("event %d (%s) has sequence_number %v", i, e.name, e.data["sequence_number"])
+					}
+				}
+				want := []string{"response.created", "response.in_progress", "response.output_item.added",
+					"response.content_part.added", "response.output_text.delta", "response.output_text.done",
+					"response.content_part.done", "response.output_item.done", "response.completed"}
+				delta := "response.output_text.delta"
+				if tools {
+					want = []string{"response.created", "response.in_progress", "response.output_item.added",
+						"response.function_call_arguments.delta", "response.function_call_arguments.done",
+						"response.output_item.done", "response.completed"}
+					delta = "response.function_call_arguments.delta"
+				}
+				// collapse the run of deltas
+				var got []string
+				deltas := 0
+				for _, n := range names {
+					if n == delta {
+						deltas++
+						if len(got) > 0 && got[len(got)-1] == n {
+							continue
+						}
+					}
+					got = append(got, n)
+				}
+				if strings.Join(got, " ") != strings.Join(want, " ") || deltas < 2 {
+					t.Fatalf("events %v", names)
+				}
+
+				created, final := events[0].data["response"], events[len(events)-1].data["response"]
+				if get(created, "status") != "in_progress" || len(get(created, "output").([]any)) != 0 || get(created, "usage") != nil {
+					t.Errorf("created %v", created)
+				}
+				if get(created, "id") != get(final, "id") || get(events[1].data, "response.id") != get(final, "id") {
+					t.Errorf("the response id changes along the stream")
+				}
+				out := checkResponse(t, sf.d, final.(map[string]any), "completed")
+				added, done := events[2].data, events[len(events)-2].data
+				itemID := get(added, "item.id")
+				if len(out) != 1 || get(out[0], "id") != itemID || get(done, "item.id") != itemID ||
+					get(added, "output_index") != float64(0) || get(added, "item.status") != "in_progress" {
+					t.Fatalf("items: added %v done %v output %v", added, done, out)
+				}
+				if !reflect.DeepEqual(get(done, "item"), out[0]) {
+					t.Errorf("output_item.done %v differs from the final output %v", get(done, "item"), out[0])
+				}
+				var text strings.Builder
+				for _, e := range events[3 : len(events)-2] {
+					if get(e.data, "item_id") != itemID || get(e.data, "output_index") != float64(0) {
+						t.Errorf("%s names item %v at %v", e.name, get(e.data, "item_id"), get(e.data, "output_index"))
+					}
+					if e.name == delta {
+						text.WriteString(get(e.data, "delta").(string))
+						if get(e.data, "obfuscation") == nil {
+							t.Errorf("delta without obfuscation: %s", e.raw)
+						}
+					}
+				}
+				if tools {
+					_, args := checkCall(t, out[0], "lookup")
+					if text.String() != get(out[0], "arguments") || args["text"] != "héllo wörld ✓ mock" ||
+						get(events[len(events)-3].data, "arguments") != text.String() {
+						t.Errorf("arguments: deltas %q, item %v", text.String(), out[0])
+					}
+					return
+				}
+				if text.String() != "echo: héllo wörld ✓ mock" || checkMessage(t, out[0], "completed") != text.String() ||
+					get(events[len(events)-4].data, "text") != text.String() || get(events[len(events)-3].data, "part.text") != text.String() {
+					t.Errorf("text: deltas %q, item %v", text.String(), out[0])
+				}
+			})
+		}
+	}
+	t.Run("incomplete, without obfuscation", func(t *testing.T) {
+		s := respSpec(OpenAI, false)
+		s.set("stream", true)
+		s.set("stream_options", map[string]any{"include_obfuscation": false})
+		s.set("input", strings.Repeat("word ", 40))
+		s.set("max_output_tokens", 16)
+		events, _ := respEvents(t, serve(New(OpenAI, testOpts[OpenAI]), s).body())
+		last := events[len(events)-1]
+		if last.name != "response.incomplete" || get(last.data, "response.incomplete_details.reason") != "max_output_tokens" ||
+			get(last.data, "response.output.0.status") != "incomplete" {
+			t.Errorf("last event %s", last.raw)
+		}
+		for _, e := range events {
+			if strings.Contains(e.raw, "obfuscation") {
+				t.Errorf("obfuscation after include_obfuscation false: %s", e.raw)
+			}
+		}
+	})
+	t.Run("cut-stream", func(t *testing.T) {
+		s := respSpec(AzureOpenAI, false)
+		s.set("stream", true)
+		s.header.Set("x-mock-fail", "cut-stream")
+		events, tail := respEvents(t, serve(New(AzureOpenAI, testOpts[AzureOpenAI]), s).body())
+		if tail == "" || events[len(events)-1].name == "response.completed" {
+			t.Errorf("want a stream cut inside an event before its end: tail %q", tail)
+		}
+	})
+}
+
+// TestResponsesRejects: what the Responses routes refuse, with the service's status and error shape.
+func TestResponsesRejects(t *testing.T) {
+	type row struct {
+		name    string
+		d       string
+		classic bool
+		edit    func(s *spec)
+		status  int
+		shape   errShape
+	}
+	target := func(t string) func(s *spec) { return func(s *spec) { s.target = t } }
+	field := func(k string, v any) func(s *spec) { return func(s *spec) { s.set(k, v) } }
+	input := func(items ...any) func(s *spec) { return func(s *spec) { s.set("input", items) } }
+	call := map[string]any{"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": "{}"}
+	rows := []row{
+		// routes
+		{"eternalai has no Responses", EternalAI, false, nil, 404, openaiErr(nil, "Invalid URL (POST /v1/responses)")},
+		{"azure-ai has no Responses", AzureAI, false, nil, 404, aiFlat("NotFound", 404)},
+		{"GET", OpenAI, false, func(s *spec) { s.method = http.MethodGet }, 404, openaiErr(nil, "Invalid URL (GET /v1/responses)")},
+		{"azure deployment route", AzureOpenAI, true, target("/openai/deployments/gpt4o-prod/responses?api-version=2025-04-01-preview"), 404, azureErr("404", "Resource not found")},
+
+		// api-version
+		{"azure classic without api-version", AzureOpenAI, true, target("/openai/responses"), 404, azureErr("404", "Resource not found")},
+		{"azure classic GA api-version", AzureOpenAI, true, target("/openai/responses?api-version=2024-10-21"), 400, azureErr("BadRequest", "Azure OpenAI Responses API is enabled only for api-version 2025-03-01-preview and later")},
+		{"azure classic api-version before 2025-03-01-preview", AzureOpenAI, true, target("/openai/responses?api-version=2025-02-01-preview"), 400, azureErr("BadRequest", "enabled only for api-version 2025-03-01-preview and later")},
+		{"azure classic unknown api-version", AzureOpenAI, true, target("/openai/responses?api-version=2025-03-02-preview"), 400, azureErr("BadRequest", "API version not supported")},
+		{"azure classic api-version=v1", AzureOpenAI, true, target("/openai/responses?api-version=v1"), 400, azureErr("BadRequest", "API version not supported")},
+		{"azure v1 dated api-version", AzureOpenAI, false, target("/openai/v1/responses?api-version=2025-04-01-preview"), 400, azureErr("BadRequest", "API version not supported")},
+		{"openai api-version", OpenAI, false, target("/v1/responses?api-version=2025-04-01-preview"), 400, openaiErr(nil, "api-version")},
+
+		// credentials and target
+		{"openai no key", OpenAI, false, func(s *spec) { s.header.Del("Authorization") }, 401, openaiErr("invalid_api_key", "didn't provide an API key")},
+		{"azure classic Bearer", AzureOpenAI, true, func(s *spec) { s.header.Del("api-key"); s.header.Set("Authorization", "Bearer aoai-key") }, 401, azureErr("401", "Access denied")},
+		{"azure classic unknown deployment", AzureOpenAI, true, field("model", "gpt-4o"), 404, azureErr("DeploymentNotFound", "does not exist")},
+		{"azure v1 unknown deployment", AzureOpenAI, false, field("model", "gpt-4o-mini"), 404, azureErr("DeploymentNotFound", "does not exist")},
+
+		// fields
+		{"messages", OpenAI, false, field("messages", []any{map[string]any{"role": "user", "content": "x"}}), 400, openaiErr("unsupported_parameter", "moved to 'input'")},
+		{"max_tokens", AzureOpenAI, false, field("max_tokens", 20), 400, openaiErr("unsupported_parameter", "Unsupported parameter: 'max_tokens'. In the Responses API, this parameter has moved to 'max_output_tokens'")},
+		{"max_completion_tokens", OpenAI, false, field("max_completion_tokens", 20), 400, openaiErr("unsupported_parameter", "'max_output_tokens'")},
+		{"response_format", AzureOpenAI, true, field("response_format", map[string]any{"type": "json_object"}), 400, openaiErr("unsupported_parameter", "'text.format'")},
+		{"n", OpenAI, false, field("n", 1), 400, openaiErr("unknown_parameter", "Unknown parameter: 'n'.")},
+		{"stop", AzureOpenAI, false, field("stop", "x"), 400, openaiErr("unknown_parameter", "Unknown parameter: 'stop'.")},
+		{"chain_id", OpenAI, false, field("chain_id", "45762"), 400, openaiErr("unknown_parameter", "'chain_id'")},
+		{"stream_options.include_usage", OpenAI, false, func(s *spec) {
+			s.set("stream", true)
+			s.set("stream_options", map[string]any{"include_usage": true})
+		}, 400, openaiErr("unknown_parameter", "'stream_options.include_usage'")},
+		{"stream_options without stream", OpenAI, false, field("stream_options", map[string]any{"include_obfuscation": false}), 400, openaiErr("invalid_value", "only allowed when 'stream' is enabled")},
+		{"no model", OpenAI, false, field("model", nil), 400, openaiErr("missing_required_parameter", "Missing required parameter: 'model'.")},
+		{"no input", AzureOpenAI, false, field("input", nil), 400, openaiErr("missing_required_parameter", "'input'")},
+		{"input of the wrong type", OpenAI, false, field("input", 7), 400, openaiErr("invalid_type", "Invalid type for 'input'")},
+		{"max_output_tokens below 16", OpenAI, false, field("max_output_tokens", 5), 400, openaiErr("integer_below_min_value", "Expected a value >= 16, but got 5")},
+		{"temperature above 2", AzureOpenAI, false, field("temperature", 3.5), 400, openaiErr("decimal_above_max_value", "Invalid 'temperature'")},
+		{"store of the wrong type", OpenAI, false, field("store", "no"), 400, openaiErr("invalid_type", "'store'")},
+		{"truncation", OpenAI, false, field("truncation", "middle"), 400, openaiErr("invalid_value", "'middle'")},
+		{"include", OpenAI, false, field("include", []string{"usage"}), 400, openaiErr("invalid_value", "'usage'")},
+		{"metadata value", OpenAI, false, field("metadata", map[string]any{"k": 1}), 400, openaiErr("invalid_type", "'metadata.k'")},
+		{"nested json_schema", OpenAI, false, field("text", map[string]any{"format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "r"}}}), 400, openaiErr("unknown_parameter", "text.format.json_schema")},
+		{"background", OpenAI, false, field("background", true), 400, openaiErr(nil, "background")},
+		{"conversation", OpenAI, false, field("conversation", "conv_1"), 404, openaiErr(nil, "Conversation")},
+		{"previous_response_id unknown", AzureOpenAI, true, field("previous_response_id", "resp_nope"), 400, openaiErr("previous_response_not_found", "Previous response with id 'resp_nope' not found.")},
+		{"item_reference unknown", OpenAI, false, input(map[string]any{"type": "item_reference", "id": "msg_nope"}), 404, openaiErr(nil, "Item with id 'msg_nope' not found")},
+
+		// tools
+		{"chat-shaped tool", OpenAI, false, field("tools", []any{map[string]any{"type": "function", "function": map[string]any{"name": "lookup"}}}), 400, openaiErr("unknown_parameter", "tools[0].function")},
+		{"tool without name", AzureOpenAI, false, field("tools", []any{map[string]any{"type": "function", "parameters": map[string]any{}}}), 400, openaiErr("missing_required_parameter", "'tools[0].name'")},
+		{"unknown tool type", OpenAI, false, field("tools", []any{map[string]any{"type": "retrieval"}}), 400, openaiErr("invalid_value", "'retrieval'")},
+		{"chat-shaped tool_choice", OpenAI, false, func(s *spec) {
+			s.set("tools", []any{lookupTool})
+			s.set("tool_choice", map[string]any{"type": "function", "function": map[string]any{"name": "lookup"}})
+		}, 400, openaiErr("unknown_parameter", "tool_choice.function")},
+		{"tool_choice names no tool", OpenAI, false, func(s *spec) {
+			s.set("tools", []any{lookupTool})
+			s.set("tool_choice", map[string]any{"type": "function", "name": "other"})
+		}, 400, openaiErr("invalid_value", "not found in 'tools'")},
+
+		// items
+		{"unknown role", OpenAI, false, input(map[string]any{"role": "tool", "content": "x"}), 400, openaiErr("invalid_value", "Invalid value: 'tool'")},
+		{"assistant input_text", OpenAI, false, input(map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "input_text", "text": "x"}}}), 400, openaiErr("invalid_value", "Supported values are: 'output_text' and 'refusal'.")},
+		{"user output_text", AzureOpenAI, false, input(map[string]any{"role": "user", "content": []any{map[string]any{"type": "output_text", "text": "x"}}}), 400, openaiErr("invalid_value", "'input_text', 'input_image', and 'input_file'")},
+		{"chat text part", OpenAI, false, input(map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "x"}}}), 400, openaiErr("invalid_value", "Invalid value: 'text'")},
+		{"chat tool message", OpenAI, false, input(map[string]any{"role": "tool", "tool_call_id": "call_1", "content": "x"}), 400, openaiErr("invalid_value", "'tool'")},
+		{"unknown item type", OpenAI, false, input(map[string]any{"type": "tool_result", "call_id": "x"}), 400, openaiErr("invalid_value", "'tool_result'")},
+		{"function_call without call_id", OpenAI, false, input(map[string]any{"type": "function_call", "name": "lookup", "arguments": "{}"}), 400, openaiErr("missing_required_parameter", "'input[0].call_id'")},
+		{"function_call arguments as an object", OpenAI, false, input(map[string]any{"type": "function_call", "call_id": "c", "name": "lookup", "arguments": map[string]any{}}), 400, openaiErr("invalid_type", "'input[0].arguments'")},
+		{"output without its call", AzureOpenAI, true, input(map[string]any{"role": "user", "content": "x"}, map[string]any{"type": "function_call_output", "call_id": "call_1", "output": "r"}), 400, openaiErr(nil, "No tool call found for function call output with call_id call_1.")},
+		{"call without its output", OpenAI, false, input(map[string]any{"role": "user", "content": "x"}, call), 400, openaiErr(nil, "No tool output found for function call call_1.")},
+	}
+	for _, r := range rows {
+		t.Run(r.d+"/"+r.name, func(t *testing.T) {
+			p := New(r.d, testOpts[r.d])
+			var s spec
+			switch r.d {
+			case OpenAI, AzureOpenAI:
+				s = respSpec(r.d, r.classic)
+			case EternalAI:
+				s = validSpec(r.d, chat)
+				s.target = "/v1/responses"
+			case AzureAI:
+				s = validSpec(r.d, chat)
+				s.target = "/responses?api-version=2025-04-01"
+			}
+			if r.edit != nil {
+				r.edit(&s)
+			}
+			rec := serve(p, s)
+			if rec.status != r.status {
+				t.Fatalf("status %d, want %d: %s", rec.status, r.status, rec.body())
+			}
+			r.shape(t, decode(t, rec.body()))
+		})
 	}
 }

@@ -238,17 +238,21 @@ func (c *call) completionChunks(w want, r reply) []obj {
 }
 
 // sseBytes renders the events as data-only SSE, with [DONE] unless x-mock-fail is no-done, and returns the
-// offsets where each event starts.
+// offsets where each event starts. A Responses stream names each event in an event: line (its type) and
+// ends without [DONE].
 func (c *call) sseBytes(events []obj) ([]byte, []int) {
 	var b bytes.Buffer
 	var starts []int
 	for _, e := range events {
 		starts = append(starts, b.Len())
+		if c.op == opResponses {
+			b.WriteString("event: " + e[0].v.(string) + "\n")
+		}
 		b.WriteString("data: ")
 		b.Write(marshal(e))
 		b.WriteString("\n\n")
 	}
-	if c.fail != "no-done" {
+	if c.fail != "no-done" && c.op != opResponses {
 		starts = append(starts, b.Len())
 		b.WriteString("data: [DONE]\n\n")
 	}
@@ -288,7 +292,8 @@ func cutPoints(stream []byte, starts []int) []int {
 }
 
 // sendStream writes the events as an SSE stream in several flushed writes, damaged as x-mock-fail asks:
-// cut-stream (stops halfway through an event in the middle of the stream), no-done (no [DONE]),
+// cut-stream (stops halfway through an event in the middle of the stream), no-done (no [DONE]; a Responses
+// stream has none anyway),
 // gzip (the stream is gzip-compressed, Content-Encoding: gzip).
 func (c *call) sendStream(events []obj) {
 	stream, starts := c.sseBytes(events)

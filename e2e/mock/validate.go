@@ -59,6 +59,9 @@ func azureAIKnown(op operation, apiVersion string) []string {
 
 // validate applies the dialect's body rules.
 func (c *call) validate() bool {
+	if c.op == opResponses {
+		return c.validateResponses()
+	}
 	o, d := c.body, c.dialect()
 
 	// chain_id belongs to EternalAI (a string); anyone else answers as OpenAI does for an unknown argument.

@@ -47,6 +47,8 @@ type Provider struct {
 	ExtraParameters string `json:"extra_parameters,omitempty"`
 	Auth            string `json:"auth,omitempty"`
 	Key             string `json:"key"`
+	// ChatOnly marks the model chat_only: Responses requests to it are bridged to chat completions.
+	ChatOnly bool `json:"chat_only,omitempty"`
 }
 
 // Message is a request or response in the .http text form.
@@ -180,6 +182,9 @@ func (p Provider) PluginProvider(name, host, modelPattern string) map[string]any
 	set(model, "model", p.Model)
 	set(model, "deployment", p.Deployment)
 	set(model, "chain_id", p.ChainID)
+	if p.ChatOnly {
+		model["chat_only"] = true
+	}
 	provider["models"] = []any{model}
 	return provider
 }

@@ -1,0 +1,731 @@
+package mock
+
+// The Responses API (POST /v1/responses) of openai and of azure-openai (v1 surface /openai/v1/responses,
+// classic surface /openai/responses?api-version=2025-03-01-preview or later, the body model naming the
+// deployment on both): the request rules and the small store that previous_response_id and item_reference
+// resolve against. responses_answer.go builds the Response and its event stream. Facts come from the OpenAI
+// API reference (openapi.yaml: CreateResponse, InputItem, Tool) and the Azure OpenAI Responses how-to; every
+// choice not found there is marked "mock".
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// responsesFields are CreateResponse's members; the service refuses any other top-level field.
+var responsesFields = []string{
+	"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls", "text", "max_output_tokens",
+	"temperature", "top_p", "top_logprobs", "stream", "stream_options", "store", "previous_response_id",
+	"conversation", "reasoning", "include", "background", "truncation", "metadata", "user", "safety_identifier",
+	"prompt_cache_key", "prompt_cache_retention", "service_tier", "max_tool_calls", "prompt",
+	"context_management", "moderation", "prompt_cache_options",
+}
+
+// movedInResponses are Chat Completions fields the Responses API names differently.
+var movedInResponses = map[string]string{
+	"messages":              "input",
+	"max_tokens":            "max_output_tokens",
+	"max_completion_tokens": "max_output_tokens",
+	"response_format":       "text.format",
+	"reasoning_effort":      "reasoning.effort",
+	"verbosity":             "text.verbosity",
+}
+
+// Enumerations of the request (OpenAI API reference).
+var (
+	responsesIncludes = []string{"file_search_call.results", "web_search_call.results", "web_search_call.action.sources",
+		"message.input_image.image_url", "computer_call_output.output.image_url", "code_interpreter_call.outputs",
+		"reasoning.encrypted_content", "message.output_text.logprobs"}
+	responsesToolTypes = []string{"function", "custom", "file_search", "web_search", "web_search_2025_08_26",
+		"web_search_preview", "web_search_preview_2025_03_11", "computer_use_preview", "computer", "code_interpreter",
+		"image_generation", "mcp", "local_shell", "shell", "apply_patch", "tool_search"}
+	responsesToolChoiceTypes = []string{"function", "allowed_tools", "custom", "mcp", "file_search", "web_search",
+		"web_search_preview", "web_search_preview_2025_03_11", "computer_use_preview", "computer", "code_interpreter",
+		"image_generation", "apply_patch", "shell"}
+	responsesItemTypes = []string{"message", "function_call", "function_call_output", "reasoning", "item_reference",
+		"custom_tool_call", "custom_tool_call_output", "computer_call", "computer_call_output", "web_search_call",
+		"file_search_call", "image_generation_call", "code_interpreter_call", "local_shell_call",
+		"local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output",
+		"mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call", "compaction"}
+	responsesRoles       = []string{"user", "assistant", "system", "developer"}
+	inputPartTypes       = []string{"input_text", "input_image", "input_file"}
+	assistantPartTypes   = []string{"output_text", "refusal"}
+	responsesServiceTier = []string{"auto", "default", "flex", "scale", "priority"}
+)
+
+// functionName is the shape of a function tool's name.
+var functionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// supported renders an enumeration the way the service lists it: 'a', 'b', and 'c'.
+func supported(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = "'" + v + "'"
+	}
+	switch len(q) {
+	case 1:
+		return q[0]
+	case 2:
+		return q[0] + " and " + q[1]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + ", and " + q[len(q)-1]
+}
+
+// respRequest is a valid Responses request, read once.
+type respRequest struct {
+	// history is the conversation the answer continues: the previous response's (its input and output), then
+	// this request's input items, item references resolved. Each is a JSON object.
+	history []json.RawMessage
+	// input is this request's input items (resolved), which a stored response keeps after the previous ones.
+	input []json.RawMessage
+	// functions are the names of the function tools offered.
+	functions []string
+}
+
+// respErr writes a Responses body-validation error (OpenAI's envelope; Azure OpenAI validates Responses
+// bodies the same way) and returns false.
+func (c *call) respErr(param, code, message string) bool {
+	c.invalid(param, code, message)
+	return false
+}
+
+func (c *call) respMissing(param string) bool {
+	return c.respErr(param, "missing_required_parameter", fmt.Sprintf("Missing required parameter: '%s'.", param))
+}
+
+func (c *call) respType(param, want string, v json.RawMessage) bool {
+	return c.respErr(param, "invalid_type", fmt.Sprintf("Invalid type for '%s': expected %s, but got %s instead.", param, want, an(kindOf(v))))
+}
+
+func (c *call) respEnum(param, got string, values []string) bool {
+	return c.respErr(param, "invalid_value", fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", got, supported(values)))
+}
+
+// optional reports whether member k is absent or null, or of one of the kinds; otherwise it writes the
+// type error.
+func (c *call) optional(o *object, prefix, k, want string, kinds ...string) bool {
+	kind := o.kind(k)
+	if kind == "" || kind == "null" || slices.Contains(kinds, kind) || (kind == "integer" && slices.Contains(kinds, "number")) {
+		return true
+	}
+	return c.respType(prefix+k, want, o.m[k])
+}
+
+// validateResponses applies CreateResponse's rules and resolves the conversation; c.resp holds the result.
+func (c *call) validateResponses() bool {
+	o := c.body
+	for _, k := range o.keys {
+		if slices.Contains(responsesFields, k) {
+			continue
+		}
+		if to, ok := movedInResponses[k]; ok {
+			return c.respErr(k, "unsupported_parameter", fmt.Sprintf("Unsupported parameter: '%s'. In the Responses API, this parameter has moved to '%s'. Try again with the new parameter. See the API documentation for more information: https://platform.openai.com/docs/api-reference/responses/create.", k, to))
+		}
+		return c.respErr(k, "unknown_parameter", fmt.Sprintf("Unknown parameter: '%s'.", k))
+	}
+
+	// scalars
+	if o.kind("model") == "" || o.kind("model") == "null" {
+		return c.respMissing("model")
+	}
+	if o.kind("model") != "string" {
+		return c.respType("model", "a string", o.m["model"])
+	}
+	for _, k := range []string{"stream", "store", "background", "parallel_tool_calls"} {
+		if !c.optional(o, "", k, "a boolean", "boolean") {
+			return false
+		}
+	}
+	for _, k := range []string{"instructions", "previous_response_id", "user", "safety_identifier", "prompt_cache_key"} {
+		if !c.optional(o, "", k, "a string", "string") {
+			return false
+		}
+	}
+	for _, k := range []string{"temperature", "top_p"} {
+		if !c.optional(o, "", k, "a decimal", "number") {
+			return false
+		}
+	}
+	for _, k := range []string{"max_output_tokens", "top_logprobs", "max_tool_calls"} {
+		if !c.optional(o, "", k, "an integer", "integer") {
+			return false
+		}
+	}
+	if !c.checkRange("temperature", 0, 2) || !c.checkRange("top_p", 0, 1) || !c.checkRange("top_logprobs", 0, 20) ||
+		!c.checkRange("max_tool_calls", 1, 1<<30) {
+		return false
+	}
+	if n, ok := o.integer("max_output_tokens"); ok && n < 16 {
+		return c.respErr("max_output_tokens", "integer_below_min_value", fmt.Sprintf("Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got %d instead.", n))
+	}
+	if v := o.str("truncation"); o.kind("truncation") != "" && o.kind("truncation") != "null" && v != "auto" && v != "disabled" {
+		return c.respEnum("truncation", v, []string{"auto", "disabled"})
+	}
+	if v := o.str("service_tier"); o.kind("service_tier") != "" && o.kind("service_tier") != "null" && !slices.Contains(responsesServiceTier, v) {
+		return c.respEnum("service_tier", v, responsesServiceTier)
+	}
+	if !c.checkStreamOptions() || !c.checkMetadata() || !c.checkInclude() || !c.checkText() || !c.checkReasoning() {
+		return false
+	}
+
+	// features the mock has no state for
+	if o.kind("previous_response_id") == "string" && o.has("conversation") && o.kind("conversation") != "null" {
+		return c.respErr("", "mutually_exclusive_parameters", "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.")
+	}
+	if o.boolean("background") {
+		return c.respErr("background", "", "mock: background responses are not served by the mock (it answers every request synchronously)")
+	}
+	if o.has("conversation") && o.kind("conversation") != "null" {
+		// The mock serves no Conversations API: every conversation id is unknown (mock wording).
+		c.openaiErr(http.StatusNotFound, "invalid_request_error", "Conversation not found (mock: the mock keeps no conversations).", "conversation", "")
+		return false
+	}
+	if o.has("prompt") && o.kind("prompt") != "null" {
+		c.openaiErr(http.StatusNotFound, "invalid_request_error", "Prompt not found (mock: the mock keeps no prompts).", "prompt", "")
+		return false
+	}
+
+	req := &respRequest{}
+	if !c.checkTools(req) || !c.checkToolChoice(req) || !c.checkInput(req) {
+		return false
+	}
+
+	// the model or deployment must exist
+	model := o.str("model")
+	switch c.dialect() {
+	case OpenAI:
+		if len(c.p.opts.Models) > 0 && !slices.Contains(c.p.opts.Models, model) {
+			return c.respErr("model", "model_not_found", fmt.Sprintf("The requested model '%s' does not exist.", model))
+		}
+	case AzureOpenAI:
+		if len(c.p.opts.Deployments) > 0 && !slices.Contains(c.p.opts.Deployments, model) {
+			c.errDeploymentNotFound()
+			return false
+		}
+	}
+
+	// Last, what needs the store (mock/golden_test.go relies on these coming after every other check): the
+	// previous response, the referenced items, then the pairing of calls and outputs over the conversation.
+	if id := o.str("previous_response_id"); id != "" {
+		prev, ok := c.p.storedConversation(id)
+		if !ok {
+			return c.respErr("previous_response_id", "previous_response_not_found", fmt.Sprintf("Previous response with id '%s' not found.", id))
+		}
+		req.history = prev
+	}
+	for i, raw := range req.input {
+		it, _ := parseObject(raw)
+		if it.str("type") != "item_reference" {
+			continue
+		}
+		id := it.str("id")
+		item, ok := c.p.storedItem(id)
+		if !ok {
+			c.openaiErr(http.StatusNotFound, "invalid_request_error",
+				fmt.Sprintf("Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", id), "input", "")
+			return false
+		}
+		req.input[i] = item
+	}
+	req.history = append(req.history, req.input...)
+	if !c.checkPairs(req.history) {
+		return false
+	}
+	c.resp = req
+	return true
+}
+
+// checkRange bounds a numeric member.
+func (c *call) checkRange(k string, lo, hi float64) bool {
+	kind := c.body.kind(k)
+	var f float64
+	if (kind != "number" && kind != "integer") || json.Unmarshal(c.body.m[k], &f) != nil || (f >= lo && f <= hi) {
+		return true
+	}
+	noun := "decimal"
+	if kind == "integer" {
+		noun = "integer"
+	}
+	if f < lo {
+		return c.respErr(k, noun+"_below_min_value", fmt.Sprintf("Invalid '%s': %s below minimum value. Expected a value >= %g, but got %s instead.", k, noun, lo, c.body.m[k]))
+	}
+	return c.respErr(k, noun+"_above_max_value", fmt.Sprintf("Invalid '%s': %s above maximum value. Expected a value <= %g, but got %s instead.", k, noun, hi, c.body.m[k]))
+}
+
+// checkStreamOptions: stream_options takes include_obfuscation only, and only with stream: true.
+func (c *call) checkStreamOptions() bool {
+	o := c.body
+	if !o.has("stream_options") || o.kind("stream_options") == "null" {
+		return true
+	}
+	so := o.sub("stream_options")
+	if so == nil {
+		return c.respType("stream_options", "an object", o.m["stream_options"])
+	}
+	if !o.boolean("stream") {
+		return c.respErr("stream_options", "invalid_value", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
+	}
+	for _, k := range so.keys {
+		if k != "include_obfuscation" {
+			// include_usage is Chat Completions': a Responses stream always ends with its usage.
+			return c.respErr("stream_options."+k, "unknown_parameter", fmt.Sprintf("Unknown parameter: 'stream_options.%s'.", k))
+		}
+	}
+	return c.optional(so, "stream_options.", "include_obfuscation", "a boolean", "boolean")
+}
+
+// checkMetadata: up to 16 string pairs, keys up to 64 characters, values up to 512.
+func (c *call) checkMetadata() bool {
+	o := c.body
+	if !o.has("metadata") || o.kind("metadata") == "null" {
+		return true
+	}
+	md := o.sub("metadata")
+	if md == nil {
+		return c.respType("metadata", "an object", o.m["metadata"])
+	}
+	if len(md.keys) > 16 {
+		return c.respErr("metadata", "object_above_max_properties", fmt.Sprintf("Invalid 'metadata': too many properties. Expected an object with at most 16 properties, but got an object with %d properties instead.", len(md.keys)))
+	}
+	for _, k := range md.keys {
+		if md.kind(k) != "string" {
+			return c.respType("metadata."+k, "a string", md.m[k])
+		}
+		if len(k) > 64 || len(md.str(k)) > 512 {
+			return c.respErr("metadata."+k, "string_above_max_length", fmt.Sprintf("Invalid 'metadata.%s': string too long (keys up to 64 characters, values up to 512).", k))
+		}
+	}
+	return true
+}
+
+func (c *call) checkInclude() bool {
+	o := c.body
+	if !o.has("include") || o.kind("include") == "null" {
+		return true
+	}
+	if o.kind("include") != "array" {
+		return c.respType("include", "an array", o.m["include"])
+	}
+	for i, e := range o.array("include") {
+		var s string
+		if json.Unmarshal(e, &s) != nil {
+			return c.respType(fmt.Sprintf("include[%d]", i), "a string", e)
+		}
+		if !slices.Contains(responsesIncludes, s) {
+			return c.respEnum(fmt.Sprintf("include[%d]", i), s, responsesIncludes)
+		}
+	}
+	return true
+}
+
+// checkText: text.format is {type: text | json_object | json_schema (flat: name and schema beside type)}.
+func (c *call) checkText() bool {
+	o := c.body
+	if !o.has("text") || o.kind("text") == "null" {
+		return true
+	}
+	t := o.sub("text")
+	if t == nil {
+		return c.respType("text", "an object", o.m["text"])
+	}
+	for _, k := range t.keys {
+		if k != "format" && k != "verbosity" {
+			return c.respErr("text."+k, "unknown_parameter", fmt.Sprintf("Unknown parameter: 'text.%s'.", k))
+		}
+	}
+	if v := t.str("verbosity"); t.kind("verbosity") != "" && t.kind("verbosity") != "null" && !slices.Contains([]string{"low", "medium", "high"}, v) {
+		return c.respEnum("text.verbosity", v, []string{"low", "medium", "high"})
+	}
+	if !t.has("format") || t.kind("format") == "null" {
+		return true
+	}
+	f := t.sub("format")
+	if f == nil {
+		return c.respType("text.format", "an object", t.m["format"])
+	}
+	switch typ := f.str("type"); typ {
+	case "text", "json_object":
+	case "json_schema":
+		if f.has("json_schema") {
+			// Chat Completions nests the schema under json_schema; the Responses form is flat.
+			return c.respErr("text.format.json_schema", "unknown_parameter", "Unknown parameter: 'text.format.json_schema'.")
+		}
+		if f.kind("name") != "string" {
+			return c.respMissing("text.format.name")
+		}
+		if f.kind("schema") != "object" {
+			return c.respMissing("text.format.schema")
+		}
+	case "":
+		return c.respMissing("text.format.type")
+	default:
+		return c.respEnum("text.format.type", typ, []string{"text", "json_schema", "json_object"})
+	}
+	return true
+}
+
+func (c *call) checkReasoning() bool {
+	o := c.body
+	if !o.has("reasoning") || o.kind("reasoning") == "null" {
+		return true
+	}
+	r := o.sub("reasoning")
+	if r == nil {
+		return c.respType("reasoning", "an object", o.m["reasoning"])
+	}
+	efforts := []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+	if v := r.str("effort"); r.kind("effort") != "" && r.kind("effort") != "null" && !slices.Contains(efforts, v) {
+		return c.respEnum("reasoning.effort", v, efforts)
+	}
+	summaries := []string{"auto", "concise", "detailed"}
+	if v := r.str("summary"); r.kind("summary") != "" && r.kind("summary") != "null" && !slices.Contains(summaries, v) {
+		return c.respEnum("reasoning.summary", v, summaries)
+	}
+	return true
+}
+
+// checkTools: each tool is an object with a known type; a function tool is flat ({type, name, parameters,
+// strict, description}), so a Chat Completions tool ({type, function: {...}}) lacks its name.
+func (c *call) checkTools(req *respRequest) bool {
+	o := c.body
+	if !o.has("tools") || o.kind("tools") == "null" {
+		return true
+	}
+	if o.kind("tools") != "array" {
+		return c.respType("tools", "an array", o.m["tools"])
+	}
+	for i, raw := range o.array("tools") {
+		p := fmt.Sprintf("tools[%d]", i)
+		t, err := parseObject(raw)
+		if err != nil {
+			return c.respType(p, "an object", raw)
+		}
+		typ := t.str("type")
+		if typ == "" {
+			return c.respMissing(p + ".type")
+		}
+		if !slices.Contains(responsesToolTypes, typ) {
+			return c.respEnum(p+".type", typ, responsesToolTypes)
+		}
+		if typ != "function" {
+			continue
+		}
+		if t.has("function") {
+			return c.respErr(p+".function", "unknown_parameter", fmt.Sprintf("Unknown parameter: '%s.function'.", p))
+		}
+		if t.kind("name") != "string" {
+			return c.respMissing(p + ".name")
+		}
+		if name := t.str("name"); !functionName.MatchString(name) {
+			return c.respErr(p+".name", "invalid_value", fmt.Sprintf("Invalid '%s.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
+		}
+		if !c.optional(t, p+".", "parameters", "an object", "object") || !c.optional(t, p+".", "strict", "a boolean", "boolean") ||
+			!c.optional(t, p+".", "description", "a string", "string") {
+			return false
+		}
+		if slices.Contains(req.functions, t.str("name")) {
+			return c.respErr("tools", "invalid_value", fmt.Sprintf("Duplicate tool name: '%s'.", t.str("name")))
+		}
+		req.functions = append(req.functions, t.str("name"))
+	}
+	return true
+}
+
+func (c *call) checkToolChoice(req *respRequest) bool {
+	o := c.body
+	switch o.kind("tool_choice") {
+	case "", "null":
+		return true
+	case "string":
+		v := o.str("tool_choice")
+		if !slices.Contains([]string{"none", "auto", "required"}, v) {
+			return c.respEnum("tool_choice", v, []string{"none", "auto", "required"})
+		}
+		return true
+	case "object":
+	default:
+		return c.respType("tool_choice", "an object", o.m["tool_choice"])
+	}
+	tc := o.sub("tool_choice")
+	typ := tc.str("type")
+	if !slices.Contains(responsesToolChoiceTypes, typ) {
+		return c.respEnum("tool_choice.type", typ, responsesToolChoiceTypes)
+	}
+	if typ == "function" {
+		if tc.has("function") {
+			// Chat Completions' {type, function: {name}}.
+			return c.respErr("tool_choice.function", "unknown_parameter", "Unknown parameter: 'tool_choice.function'.")
+		}
+		name := tc.str("name")
+		if name == "" {
+			return c.respMissing("tool_choice.name")
+		}
+		if !slices.Contains(req.functions, name) {
+			return c.respErr("tool_choice", "invalid_value", fmt.Sprintf("Tool choice 'function' not found in 'tools' parameter. (name '%s')", name))
+		}
+	}
+	return true
+}
+
+// checkInput validates the input: a string, or an array of items.
+func (c *call) checkInput(req *respRequest) bool {
+	o := c.body
+	switch o.kind("input") {
+	case "", "null":
+		if o.kind("previous_response_id") != "string" {
+			return c.respMissing("input")
+		}
+	case "string":
+		msg := marshal(obj{{"type", "message"}, {"role", "user"}, {"content", json.RawMessage(o.m["input"])}})
+		req.input = []json.RawMessage{msg}
+	case "array":
+		for i, raw := range o.array("input") {
+			item, ok := c.checkItem(fmt.Sprintf("input[%d]", i), raw)
+			if !ok {
+				return false
+			}
+			req.input = append(req.input, item)
+		}
+	default:
+		return c.respType("input", "a string or an array", o.m["input"])
+	}
+	return true
+}
+
+// checkPairs: every function_call_output answers an earlier function_call, and every function_call has its
+// output, as the service requires of a conversation it is given.
+func (c *call) checkPairs(history []json.RawMessage) bool {
+	calls := map[string]bool{} // call_id -> answered
+	var order []string
+	for _, raw := range history {
+		it, _ := parseObject(raw)
+		switch it.str("type") {
+		case "function_call":
+			id := it.str("call_id")
+			if _, seen := calls[id]; !seen {
+				order = append(order, id)
+			}
+			calls[id] = false
+		case "function_call_output":
+			id := it.str("call_id")
+			if _, ok := calls[id]; !ok {
+				return c.respErr("input", "", fmt.Sprintf("No tool call found for function call output with call_id %s.", id))
+			}
+			calls[id] = true
+		}
+	}
+	for _, id := range order {
+		if !calls[id] {
+			return c.respErr("input", "", fmt.Sprintf("No tool output found for function call %s.", id))
+		}
+	}
+	return true
+}
+
+// checkItem validates one input item and returns it with its type spelt out.
+func (c *call) checkItem(p string, raw json.RawMessage) (json.RawMessage, bool) {
+	it, err := parseObject(raw)
+	if err != nil {
+		return nil, c.respType(p, "an object", raw)
+	}
+	typ := it.str("type")
+	if typ == "" && it.kind("type") != "" {
+		return nil, c.respType(p+".type", "a string", it.m["type"])
+	}
+	if typ == "" {
+		switch {
+		case it.has("role"):
+			typ = "message"
+		case it.has("id") && len(it.keys) == 1:
+			typ = "item_reference"
+		default:
+			return nil, c.respMissing(p + ".type")
+		}
+	}
+	if !slices.Contains(responsesItemTypes, typ) {
+		return nil, c.respEnum(p+".type", typ, responsesItemTypes)
+	}
+	switch typ {
+	case "message":
+		role := it.str("role")
+		if role == "" {
+			return nil, c.respMissing(p + ".role")
+		}
+		if !slices.Contains(responsesRoles, role) {
+			return nil, c.respEnum(p+".role", role, responsesRoles)
+		}
+		switch it.kind("content") {
+		case "string":
+		case "array":
+			parts := inputPartTypes
+			if role == "assistant" {
+				parts = assistantPartTypes
+			}
+			for j, pr := range it.array("content") {
+				pp := fmt.Sprintf("%s.content[%d]", p, j)
+				part, err := parseObject(pr)
+				if err != nil {
+					return nil, c.respType(pp, "an object", pr)
+				}
+				pt := part.str("type")
+				if !slices.Contains(parts, pt) {
+					return nil, c.respEnum(pp, pt, parts)
+				}
+				if (pt == "input_text" || pt == "output_text") && part.kind("text") != "string" {
+					return nil, c.respMissing(pp + ".text")
+				}
+				if pt == "input_image" && !part.has("image_url") && !part.has("file_id") {
+					return nil, c.respErr(pp, "", fmt.Sprintf("Invalid '%s': an input_image needs image_url or file_id.", pp))
+				}
+			}
+		case "":
+			return nil, c.respMissing(p + ".content")
+		default:
+			return nil, c.respType(p+".content", "a string or an array", it.m["content"])
+		}
+		if !it.has("type") {
+			raw = marshal(append(obj{{"type", "message"}}, objOf(it)...))
+		}
+	case "function_call":
+		for _, k := range []string{"call_id", "name", "arguments"} {
+			if it.kind(k) != "string" {
+				if it.kind(k) == "" {
+					return nil, c.respMissing(p + "." + k)
+				}
+				return nil, c.respType(p+"."+k, "a string", it.m[k])
+			}
+		}
+	case "function_call_output":
+		if it.kind("call_id") != "string" {
+			return nil, c.respMissing(p + ".call_id")
+		}
+		switch it.kind("output") {
+		case "string", "array":
+		case "":
+			return nil, c.respMissing(p + ".output")
+		default:
+			return nil, c.respType(p+".output", "a string or an array", it.m["output"])
+		}
+	case "reasoning":
+		if it.kind("summary") != "array" {
+			return nil, c.respMissing(p + ".summary")
+		}
+	case "item_reference":
+		if it.str("id") == "" {
+			return nil, c.respMissing(p + ".id")
+		}
+		if !it.has("type") {
+			raw = marshal(obj{{"type", "item_reference"}, {"id", it.str("id")}})
+		}
+	}
+	return raw, true
+}
+
+// objOf turns a parsed object back into an ordered obj.
+func objOf(o *object) obj {
+	out := make(obj, len(o.keys))
+	for i, k := range o.keys {
+		out[i] = kv{k, json.RawMessage(o.m[k])}
+	}
+	return out
+}
+
+// itemText is the text an input item carries: a message's text parts, a function output's text.
+func itemText(raw json.RawMessage) string {
+	it, err := parseObject(raw)
+	if err != nil {
+		return ""
+	}
+	var v json.RawMessage
+	switch it.str("type") {
+	case "message":
+		v = it.m["content"]
+	case "function_call_output":
+		v = it.m["output"]
+	case "function_call":
+		return it.str("arguments")
+	default:
+		return ""
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(v, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		switch p.Type {
+		case "input_text", "output_text", "text":
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// ---- the store ---------------------------------------------------------------------------------------------
+
+// maxStored bounds the responses a provider keeps (mock: the oldest is forgotten first).
+const maxStored = 256
+
+type storedResponse struct {
+	conversation []json.RawMessage // input and output items through this response
+	items        []string          // ids of its output items
+}
+
+// store keeps a response created with store true (the default), so that a later request can name it in
+// previous_response_id or its items in item_reference.
+func (p *Provider) store(id string, conversation []json.RawMessage, output []obj) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.responses == nil {
+		p.responses = map[string]*storedResponse{}
+		p.items = map[string]json.RawMessage{}
+	}
+	s := &storedResponse{conversation: slices.Clone(conversation)}
+	for _, it := range output {
+		raw := marshal(it)
+		s.conversation = append(s.conversation, raw)
+		for _, m := range it {
+			if m.k == "id" {
+				id, _ := m.v.(string)
+				s.items = append(s.items, id)
+				p.items[id] = raw
+			}
+		}
+	}
+	p.responses[id] = s
+	p.storedOrder = append(p.storedOrder, id)
+	if len(p.storedOrder) > maxStored {
+		old := p.storedOrder[0]
+		p.storedOrder = p.storedOrder[1:]
+		for _, it := range p.responses[old].items {
+			delete(p.items, it)
+		}
+		delete(p.responses, old)
+	}
+}
+
+func (p *Provider) storedConversation(id string) ([]json.RawMessage, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.responses[id]
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(s.conversation), true
+}
+
+func (p *Provider) storedItem(id string) (json.RawMessage, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	it, ok := p.items[id]
+	return it, ok
+}

@@ -1,0 +1,215 @@
+package mock
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The answer to a valid Responses request: a Response object, or the event stream that builds it. The text
+// follows the chat rule of answer.go: "echo: <last user text>", or "echo: <function output>" when the input
+// ends with a function_call_output; with function tools offered (and tool_choice not "none") and no output to
+// answer, the answer is one function_call of the named or first function with the arguments {"text": <last
+// user text>}.
+
+// respAnswer is a Response under construction.
+type respAnswer struct {
+	id         string
+	created    int64
+	status     string // completed or incomplete
+	incomplete any    // incomplete_details
+	output     []obj  // the finished output items
+	usage      obj
+	// stream: the ids of the items, and what they carry
+	msgID, fcID string
+}
+
+// respID is a Responses identifier: a prefix and 50 hex digits (resp_, msg_, fc_).
+func (c *call) respID(prefix string, salt uint64) string {
+	return prefix + c.hexID(salt) + c.hexID(salt + 1)[:18]
+}
+
+// answerResponses serves a valid Responses request.
+func (c *call) answerResponses() {
+	o, req := c.body, c.resp
+	w := want{n: 1, obfuscation: true, model: c.reportedModel(), stream: o.boolean("stream")}
+	if so := o.sub("stream_options"); so != nil && so.kind("include_obfuscation") == "boolean" {
+		w.obfuscation = so.boolean("include_obfuscation")
+	}
+	if n, ok := o.integer("max_output_tokens"); ok {
+		w.maxTokens = n
+	}
+	if s := o.str("instructions"); s != "" {
+		w.promptTokens += 3 + words(s)
+	}
+	for _, it := range req.history {
+		w.promptTokens += 3 + words(itemText(it))
+	}
+	last := ""
+	if n := len(req.history); n > 0 {
+		it, _ := parseObject(req.history[n-1])
+		last = it.str("type")
+	}
+	if last == "function_call_output" {
+		w.text = itemText(req.history[len(req.history)-1])
+	} else {
+		for i := len(req.history) - 1; i >= 0; i-- {
+			it, _ := parseObject(req.history[i])
+			if it.str("type") == "message" && it.str("role") == "user" {
+				w.text = itemText(req.history[i])
+				break
+			}
+		}
+		w.tool = c.responsesTool()
+	}
+	r := c.makeReply(w)
+	a := c.buildResponse(w, r)
+	if o.kind("store") != "boolean" || o.boolean("store") {
+		c.p.store(a.id, req.history, a.output)
+	}
+	if w.stream {
+		c.sendStream(c.responseEvents(a, w, r))
+		return
+	}
+	c.sendJSON(c.responseObject(a, a.status, a.output, a.usage))
+}
+
+// responsesTool names the function the answer calls: tool_choice's function, else the first function tool,
+// unless tool_choice is "none" or no function is offered.
+func (c *call) responsesTool() string {
+	o, fns := c.body, c.resp.functions
+	if len(fns) == 0 || o.str("tool_choice") == "none" {
+		return ""
+	}
+	if tc := o.sub("tool_choice"); tc != nil && tc.str("type") == "function" {
+		return tc.str("name")
+	}
+	return fns[0]
+}
+
+func (c *call) buildResponse(w want, r reply) *respAnswer {
+	a := &respAnswer{
+		id: c.respID("resp_", 30), created: time.Now().Unix(), status: "completed",
+		msgID: c.respID("msg_", 32), fcID: c.respID("fc_", 34),
+	}
+	if w.tool != "" {
+		a.output = []obj{{{"id", a.fcID}, {"type", "function_call"}, {"status", "completed"},
+			{"arguments", r.args}, {"call_id", r.callID}, {"name", w.tool}}}
+	} else {
+		status := "completed"
+		if r.finish == "length" {
+			status, a.status = "incomplete", "incomplete"
+			a.incomplete = obj{{"reason", "max_output_tokens"}}
+		}
+		a.output = []obj{{{"id", a.msgID}, {"type", "message"}, {"status", status},
+			{"content", []obj{textPart(r.text())}}, {"role", "assistant"}}}
+	}
+	out := r.completionTokens(w)
+	a.usage = obj{{"input_tokens", w.promptTokens}, {"input_tokens_details", obj{{"cached_tokens", 0}}},
+		{"output_tokens", out}, {"output_tokens_details", obj{{"reasoning_tokens", 0}}},
+		{"total_tokens", w.promptTokens + out}}
+	return a
+}
+
+func textPart(text string) obj {
+	return obj{{"type", "output_text"}, {"annotations", []any{}}, {"logprobs", []any{}}, {"text", text}}
+}
+
+// echo is a request member as sent, or def when it is absent or null.
+func (c *call) echo(k string, def any) any {
+	if k := c.body.kind(k); k == "" || k == "null" {
+		return def
+	}
+	return json.RawMessage(c.body.m[k])
+}
+
+// responseObject is the Response in status, with the request's settings echoed, defaults filled in.
+func (c *call) responseObject(a *respAnswer, status string, output, usage any) obj {
+	var completedAt, incomplete any
+	if status != "in_progress" {
+		incomplete = a.incomplete
+		if status == "completed" {
+			completedAt = time.Now().Unix()
+		}
+	}
+	tier := c.echo("service_tier", "default")
+	if c.body.str("service_tier") == "auto" {
+		tier = "default"
+	}
+	store := true
+	if c.body.kind("store") == "boolean" {
+		store = c.body.boolean("store")
+	}
+	reasoning := obj{{"effort", nil}, {"summary", nil}}
+	text := c.echo("text", obj{{"format", obj{{"type", "text"}}}, {"verbosity", "medium"}})
+	return obj{
+		{"id", a.id}, {"object", "response"}, {"created_at", a.created}, {"status", status},
+		{"background", false}, {"completed_at", completedAt}, {"error", nil}, {"incomplete_details", incomplete},
+		{"instructions", c.echo("instructions", nil)}, {"max_output_tokens", c.echo("max_output_tokens", nil)},
+		{"max_tool_calls", c.echo("max_tool_calls", nil)}, {"model", c.reportedModel()}, {"output", output},
+		{"parallel_tool_calls", c.echo("parallel_tool_calls", true)},
+		{"previous_response_id", c.echo("previous_response_id", nil)},
+		{"prompt_cache_key", c.echo("prompt_cache_key", nil)},
+		{"reasoning", c.echo("reasoning", reasoning)}, {"safety_identifier", c.echo("safety_identifier", nil)},
+		{"service_tier", tier}, {"store", store}, {"temperature", c.echo("temperature", 1.0)}, {"text", text},
+		{"tool_choice", c.echo("tool_choice", "auto")}, {"tools", c.echo("tools", []any{})},
+		{"top_logprobs", c.echo("top_logprobs", 0)}, {"top_p", c.echo("top_p", 1.0)},
+		{"truncation", c.echo("truncation", "disabled")}, {"usage", usage}, {"user", c.echo("user", nil)},
+		{"metadata", c.echo("metadata", obj{})},
+	}
+}
+
+// responseEvents is the Responses event stream of an answer: created and in_progress, the output items
+// (added, their parts or arguments in pieces, done), then completed or incomplete; sequence_number counts
+// from 0 over every event. sseBytes writes each with its event: line and no [DONE].
+func (c *call) responseEvents(a *respAnswer, w want, r reply) []obj {
+	var events []obj
+	ev := func(typ string, rest ...kv) {
+		events = append(events, append(obj{{"type", typ}, {"sequence_number", len(events)}}, rest...))
+	}
+	obfuscation := func(e *[]kv) {
+		if w.obfuscation {
+			c.chunks++
+			*e = append(*e, kv{"obfuscation", c.token(1000+c.chunks, 10)})
+		}
+	}
+	ev("response.created", kv{"response", c.responseObject(a, "in_progress", []any{}, nil)})
+	ev("response.in_progress", kv{"response", c.responseObject(a, "in_progress", []any{}, nil)})
+	for i, item := range a.output {
+		switch {
+		case w.tool != "":
+			ev("response.output_item.added", kv{"output_index", i}, kv{"item", obj{{"id", a.fcID},
+				{"type", "function_call"}, {"status", "in_progress"}, {"arguments", ""}, {"call_id", r.callID},
+				{"name", w.tool}}})
+			for args := r.args; len(args) > 0; {
+				n := min(len(args), 7)
+				rest := []kv{{"item_id", a.fcID}, {"output_index", i}, {"delta", args[:n]}}
+				obfuscation(&rest)
+				ev("response.function_call_arguments.delta", rest...)
+				args = args[n:]
+			}
+			ev("response.function_call_arguments.done", kv{"item_id", a.fcID}, kv{"output_index", i},
+				kv{"name", w.tool}, kv{"arguments", r.args})
+		default:
+			ev("response.output_item.added", kv{"output_index", i}, kv{"item", obj{{"id", a.msgID},
+				{"type", "message"}, {"status", "in_progress"}, {"content", []any{}}, {"role", "assistant"}}})
+			at := func(more ...kv) []kv {
+				return append([]kv{{"item_id", a.msgID}, {"output_index", i}, {"content_index", 0}}, more...)
+			}
+			ev("response.content_part.added", at(kv{"part", textPart("")})...)
+			for _, p := range r.pieces {
+				rest := at(kv{"delta", p}, kv{"logprobs", []any{}})
+				obfuscation(&rest)
+				ev("response.output_text.delta", rest...)
+			}
+			ev("response.output_text.done", at(kv{"text", r.text()}, kv{"logprobs", []any{}})...)
+			ev("response.content_part.done", at(kv{"part", textPart(r.text())})...)
+		}
+		ev("response.output_item.done", kv{"output_index", i}, kv{"item", item})
+	}
+	terminal := "response.completed"
+	if a.status == "incomplete" {
+		terminal = "response.incomplete"
+	}
+	ev(terminal, kv{"response", c.responseObject(a, a.status, a.output, a.usage)})
+	return events
+}

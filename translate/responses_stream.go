@@ -1,0 +1,726 @@
+package translate
+
+// The stream half of the Responses bridge: a chat completion stream (OpenAI's shape, as Stream has edited it
+// for the client's dialect) becomes the Responses event sequence. See responses.md §4 and §5.5 for the order
+// of events, which strict clients (openai-node's accumulator) check: every item is announced by
+// output_item.added at the next output_index, every part by content_part.added at the next content_index,
+// every part and arguments event names its item by id, and the terminal event holds every item in full.
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/aidialect/aidialect/internal/sse"
+	"github.com/tidwall/gjson"
+)
+
+// maxBridgedOutputBytes bounds the text, refusal, reasoning and arguments a bridged stream holds: the .done
+// events and the terminal event repeat them in full, so the converter keeps them until the stream ends. Four
+// mebibytes is about a million tokens of text, far past any model's output limit; an upstream streaming more
+// gets response.failed rather than growing the filter's memory without limit.
+const maxBridgedOutputBytes = 4 << 20
+
+// maxBridgedItems bounds the output items of one bridged stream (tool calls, in practice): an answer calls a
+// handful of tools, and the converter's tables must not grow with what an upstream sends.
+const maxBridgedItems = 1024
+
+// retainedItemBytes is the largest buffer an item keeps from one stream to the next: a worker serves many
+// streams, and one long answer should not pin its memory for all of them.
+const retainedItemBytes = 64 << 10
+
+// Responses stream event types the bridge writes.
+const (
+	responsesEventCreated          = "response.created"
+	responsesEventInProgress       = "response.in_progress"
+	responsesEventCompleted        = "response.completed"
+	responsesEventIncomplete       = "response.incomplete"
+	responsesEventFailed           = "response.failed"
+	responsesEventItemAdded        = "response.output_item.added"
+	responsesEventItemDone         = "response.output_item.done"
+	responsesEventPartAdded        = "response.content_part.added"
+	responsesEventPartDone         = "response.content_part.done"
+	responsesEventTextDelta        = "response.output_text.delta"
+	responsesEventTextDone         = "response.output_text.done"
+	responsesEventRefusalDelta     = "response.refusal.delta"
+	responsesEventRefusalDone      = "response.refusal.done"
+	responsesEventArgumentsDelta   = "response.function_call_arguments.delta"
+	responsesEventArgumentsDone    = "response.function_call_arguments.done"
+	responsesEventSummaryPartAdded = "response.reasoning_summary_part.added"
+	responsesEventSummaryPartDone  = "response.reasoning_summary_part.done"
+	responsesEventSummaryTextDelta = "response.reasoning_summary_text.delta"
+	responsesEventSummaryTextDone  = "response.reasoning_summary_text.done"
+)
+
+// What a bridged stream's response.failed says when the gateway, not the upstream, knows why it ended.
+const (
+	bridgeStreamEndedMessage   = "the upstream stream ended before the answer was complete; retry the request"
+	bridgeUpstreamErrorMessage = "the upstream reported an error in the middle of the answer; retry the request"
+	bridgedOutputLimitMessage  = "the answer is larger than the 4 MiB of text and tool-call arguments a " +
+		"Responses stream bridged from Chat Completions can hold; ask for a shorter answer (max_output_tokens) " +
+		"or stream through Chat Completions"
+	bridgedItemsLimitMessage = "the answer has more output items (tool calls) than the 1024 a Responses stream " +
+		"bridged from Chat Completions can hold"
+	bridgedToolIndexMessage = "the upstream sent a tool call whose index is not an integer from 0 to 1023, so " +
+		"its fragments cannot be put together"
+)
+
+// Keys read from chat stream events.
+var (
+	chatChunkKeys      = []string{"id", "created", "model", "choices", "usage", "service_tier", "error"}
+	chatDeltaKeys      = []string{"delta", "finish_reason"}
+	chatDeltaFieldKeys = []string{"reasoning_content", "content", "refusal", "tool_calls"}
+)
+
+// responsesEvents converts one chat completion stream into Responses events. It lives in the Bridge, so its
+// buffers serve stream after stream: in steady state an event costs no allocation.
+type responsesEvents struct {
+	echo   *responsesEcho
+	framer sse.Framer
+	// tables for the members of the event, its choice, its delta and a tool call; kept for reuse.
+	top, choice, delta, call []jsonscan.Member
+
+	seq     int64 // the next event's sequence_number
+	started bool  // response.created and response.in_progress went out
+	ended   bool  // a terminal event went out: nothing follows it
+	// finish is the finish_reason's contents, once a choice gave one (copied: the event is gone by the end).
+	finish    []byte
+	sawFinish bool
+
+	resp      bridgedResponse
+	usage     bridgedUsage
+	createdAt []byte // buffers resp's views point into
+	model     []byte
+	tier      []byte
+	failure   []byte
+
+	items []bridgedItem
+	// toolItems maps a chat tool-call index to its item's position + 1 (0: not seen).
+	toolItems []int32
+	// reasoning is the open reasoning item's position, message the message's, lastCall the latest call's; -1
+	// when there is none.
+	reasoning, message, lastCall int
+	// kindCount counts the items of each kind, for their ordinals.
+	kindCount [3]int
+	// held is the bytes of text and arguments kept for the .done events and the terminal event.
+	held int
+}
+
+// reset prepares the converter for a new stream with the request's echo; maxEventBytes bounds one input
+// event (<= 0: sse.DefaultMaxEventBytes).
+func (r *responsesEvents) reset(echo *responsesEcho, maxEventBytes int) {
+	r.echo = echo
+	r.framer.Reset()
+	r.framer.SetLimit(maxEventBytes)
+	r.seq, r.started, r.ended = 0, false, false
+	r.finish, r.sawFinish = r.finish[:0], false
+	r.resp, r.usage = bridgedResponse{}, bridgedUsage{}
+	r.createdAt, r.model, r.tier, r.failure = r.createdAt[:0], r.model[:0], r.tier[:0], r.failure[:0]
+	items := r.items[:cap(r.items)]
+	for i := range items {
+		it := &items[i]
+		it.text, it.refusal = reusableBuffer(it.text), reusableBuffer(it.refusal)
+		it.callID, it.name = reusableBuffer(it.callID), reusableBuffer(it.name)
+		it.arguments = reusableBuffer(it.arguments)
+	}
+	r.items = r.items[:0]
+	clear(r.toolItems)
+	r.toolItems = r.toolItems[:0]
+	r.reasoning, r.message, r.lastCall = -1, -1, -1
+	r.kindCount = [3]int{}
+	r.held = 0
+}
+
+// reusableBuffer empties b for reuse, or drops it when one long answer grew it past what is worth keeping.
+func reusableBuffer(b []byte) []byte {
+	if cap(b) > retainedItemBytes {
+		return nil
+	}
+	return b[:0]
+}
+
+// finished reports whether a terminal event (response.completed, .incomplete or .failed) went out.
+func (r *responsesEvents) finished() bool { return r.ended }
+
+// write takes the next bytes of the chat stream, cut anywhere, and appends the Responses events they
+// complete to dst. It returns an error only when the framer refuses the chunk (an event past maxEventBytes),
+// and then has written nothing for it: the caller's failure path (fail) continues the sequence numbers.
+// After a terminal event it writes nothing more.
+func (r *responsesEvents) write(dst, chunk []byte) ([]byte, error) {
+	if r.ended || len(chunk) == 0 {
+		return dst, nil
+	}
+	if err := r.framer.Feed(chunk); err != nil {
+		return dst, err
+	}
+	for !r.ended {
+		ev, ok := r.framer.Next()
+		if !ok {
+			break
+		}
+		if ev.HasData {
+			dst = r.event(dst, ev.Data)
+		}
+	}
+	return dst, nil
+}
+
+// close ends the chat stream: a last event without its blank line is taken, then a stream that gave a
+// finish_reason is finalized as [DONE] would; one that did not was cut short and fails.
+func (r *responsesEvents) close(dst []byte) []byte {
+	if r.ended {
+		return dst
+	}
+	for ev, ok := r.framer.Flush(); ok && !r.ended; ev, ok = r.framer.Next() {
+		if ev.HasData {
+			dst = r.event(dst, ev.Data)
+		}
+	}
+	if r.ended {
+		return dst
+	}
+	if r.sawFinish {
+		return r.finalize(dst)
+	}
+	return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgeStreamEndedMessage))
+}
+
+// fail ends the stream now with response.failed carrying message (the gateway cannot go on: an event too
+// large, say). Nothing is written after a terminal event.
+func (r *responsesEvents) fail(dst []byte, message string) []byte {
+	if r.ended {
+		return dst
+	}
+	return r.failWith(dst, jsonscan.AppendString(r.failure[:0], message))
+}
+
+// event converts one chat stream event's data.
+func (r *responsesEvents) event(dst, data []byte) []byte {
+	data = bytes.TrimSpace(data)
+	if bytes.Equal(data, doneData) {
+		return r.finalize(dst)
+	}
+	table, err := jsonscan.Members(data, r.top[:0], maxTopLevelMembers)
+	r.top = table
+	if err != nil {
+		// Not JSON (a provider's notice, or a fragment): nothing in it can be converted, and guessing
+		// would be worse than passing over it. The end of the stream still decides how it ends.
+		return dst
+	}
+	var v [7][]byte
+	for i := range table {
+		m := &table[i]
+		key := decodedKey(m, data)
+		for i, k := range chatChunkKeys {
+			if v[i] == nil && string(key) == k {
+				v[i] = m.Value(data)
+				break
+			}
+		}
+	}
+	id, created, model, choices, usage, tier, upstreamError := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+	if len(upstreamError) > 0 && string(upstreamError) != "null" {
+		// The chat Stream writes one when the upstream was cut; a provider may send its own.
+		dst = r.start(dst, id, created, model, data)
+		message := upstreamError // {"error":"..."}
+		if upstreamError[0] == '{' {
+			message = readOnlyBytes(gjson.Get(readOnlyString(upstreamError), "message").Raw)
+		}
+		if s, ok := jsonStringContents(message); !ok || len(s) == 0 {
+			return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgeUpstreamErrorMessage))
+		}
+		return r.failWith(dst, append(r.failure[:0], message...))
+	}
+	hasChoices := isNonEmptyArray(choices)
+	hasUsage := len(usage) > 0 && usage[0] == '{'
+	if !hasChoices && !hasUsage {
+		// Azure's prompt annotations (empty id, choices: []) and other events with nothing to convert.
+		return dst
+	}
+	dst = r.start(dst, id, created, model, data)
+	if hasUsage {
+		r.usage = readBridgedUsage(usage)
+	}
+	if s, ok := jsonStringContents(tier); ok && len(s) > 0 {
+		r.tier = append(r.tier[:0], tier...)
+		r.resp.serviceTier = r.tier
+	}
+	if !hasChoices {
+		return dst
+	}
+	// Responses has no n: choice 0, the first, is the answer.
+	choice := firstArrayElement(choices)
+	if len(choice) == 0 || choice[0] != '{' {
+		return dst
+	}
+	var c [2][]byte
+	r.choice = lookupMembers(choice, r.choice, chatDeltaKeys, c[:])
+	if delta := c[0]; len(delta) > 0 && delta[0] == '{' {
+		dst = r.applyDelta(dst, delta)
+	}
+	if reason, ok := jsonStringContents(c[1]); ok && len(reason) > 0 && !r.ended {
+		// Remembered, not acted on: the usage chunk comes after it, and [DONE] after that.
+		r.finish = append(r.finish[:0], reason...)
+		r.sawFinish = true
+	}
+	return dst
+}
+
+// applyDelta converts one choice delta: reasoning first, as models think before they answer, then text,
+// refusal and tool calls.
+func (r *responsesEvents) applyDelta(dst, delta []byte) []byte {
+	var d [4][]byte
+	r.delta = lookupMembers(delta, r.delta, chatDeltaFieldKeys, d[:])
+	if s, ok := jsonStringContents(d[0]); ok && len(s) > 0 {
+		dst = r.reasoningDelta(dst, d[0])
+	}
+	if s, ok := jsonStringContents(d[1]); ok && len(s) > 0 && !r.ended {
+		dst = r.messageDelta(dst, d[1], false)
+	}
+	if s, ok := jsonStringContents(d[2]); ok && len(s) > 0 && !r.ended {
+		dst = r.messageDelta(dst, d[2], true)
+	}
+	if calls := d[3]; isNonEmptyArray(calls) && !r.ended {
+		gjson.Parse(readOnlyString(calls)).ForEach(func(_, call gjson.Result) bool {
+			if raw := readOnlyBytes(call.Raw); len(raw) > 0 && raw[0] == '{' {
+				dst = r.toolCallDelta(dst, raw)
+			}
+			return !r.ended
+		})
+	}
+	return dst
+}
+
+// start writes response.created and response.in_progress before the first event that converts to
+// anything, taking the Response's id, created_at and model from it.
+func (r *responsesEvents) start(dst, id, created, model, data []byte) []byte {
+	if r.started {
+		return dst
+	}
+	r.started = true
+	r.resp.hash = bridgeHash(data)
+	if s, ok := jsonStringContents(id); ok && len(s) > 0 {
+		r.resp.hash = bridgeHash(s)
+	}
+	if len(created) > 0 && (created[0] == '-' || created[0] >= '0' && created[0] <= '9') {
+		r.createdAt = append(r.createdAt[:0], created...)
+		r.resp.createdAt = r.createdAt
+	}
+	if s, ok := jsonStringContents(model); ok && len(s) > 0 {
+		r.model = append(r.model[:0], model...)
+		r.resp.model = r.model
+	}
+	r.resp.status = responseStatusInProgress
+	for _, typ := range [2]string{responsesEventCreated, responsesEventInProgress} {
+		dst = r.open(dst, typ)
+		dst = append(dst, `,"response":`...)
+		dst = appendResponseHead(dst, &r.resp, r.echo)
+		dst = appendResponseTail(dst, &r.resp, r.echo)
+		dst = append(dst, '}')
+		dst = closeResponsesEvent(dst)
+	}
+	return dst
+}
+
+// open begins an event: its event line, and its data's type and sequence_number members.
+func (r *responsesEvents) open(dst []byte, typ string) []byte {
+	dst = append(dst, "event: "...)
+	dst = append(dst, typ...)
+	dst = append(dst, "\ndata: {\"type\":\""...)
+	dst = append(dst, typ...)
+	dst = append(dst, `","sequence_number":`...)
+	dst = strconv.AppendInt(dst, r.seq, 10)
+	r.seq++
+	return dst
+}
+
+// closeResponsesEvent ends an event's data object and the event.
+func closeResponsesEvent(dst []byte) []byte { return append(dst, "}\n\n"...) }
+
+// appendItemRef writes the members that name item i: item_id and output_index.
+func (r *responsesEvents) appendItemRef(dst []byte, i int) []byte {
+	dst = append(dst, `,"item_id":"`...)
+	dst = appendItemID(dst, &r.items[i], r.resp.hash)
+	dst = append(dst, `","output_index":`...)
+	return strconv.AppendInt(dst, int64(i), 10)
+}
+
+// appendIndexMember writes `,"<name>":n`.
+func appendIndexMember(dst []byte, name string, n int) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	return strconv.AppendInt(dst, int64(n), 10)
+}
+
+// hold accounts for n more bytes kept for the end of the stream, and reports whether they fit the bound.
+func (r *responsesEvents) hold(n int) bool {
+	if r.held+n > maxBridgedOutputBytes {
+		return false
+	}
+	r.held += n
+	return true
+}
+
+// addItem appends a new item of the kind, closing an open reasoning item first when the new one is not
+// reasoning; the caller announces it. ok is false when the stream has as many items as it may hold: it has
+// then failed.
+func (r *responsesEvents) addItem(dst []byte, kind bridgedItemKind) (_ []byte, i int, ok bool) {
+	if len(r.items) == maxBridgedItems {
+		return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedItemsLimitMessage)), -1, false
+	}
+	if kind != reasoningItem && r.reasoning >= 0 {
+		// Reasoning comes before what it led to: its item closes before the next opens.
+		dst = r.closeItem(dst, r.reasoning, responseStatusCompleted)
+	}
+	i = len(r.items)
+	if i < cap(r.items) {
+		r.items = r.items[:i+1]
+	} else {
+		r.items = append(r.items, bridgedItem{})
+	}
+	it := &r.items[i]
+	*it = bridgedItem{kind: kind, ordinal: r.kindCount[kind], textPart: -1, refusalPart: -1, open: true,
+		text: it.text[:0], refusal: it.refusal[:0], callID: it.callID[:0], name: it.name[:0],
+		arguments: it.arguments[:0]}
+	r.kindCount[kind]++
+	return dst, i, true
+}
+
+// announceItem writes output_item.added for item i.
+func (r *responsesEvents) announceItem(dst []byte, i int) []byte {
+	dst = r.open(dst, responsesEventItemAdded)
+	dst = appendIndexMember(dst, "output_index", i)
+	dst = append(dst, `,"item":`...)
+	dst = appendOutputItem(dst, &r.items[i], r.resp.hash, responseStatusInProgress, true)
+	return closeResponsesEvent(dst)
+}
+
+// reasoningDelta converts a reasoning_content delta (a JSON string literal) into a reasoning item's summary
+// text delta, opening the item first.
+func (r *responsesEvents) reasoningDelta(dst, literal []byte) []byte {
+	text, _ := jsonStringContents(literal)
+	if !r.hold(len(text)) {
+		return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedOutputLimitMessage))
+	}
+	i := r.reasoning
+	if i < 0 {
+		var ok bool
+		if dst, i, ok = r.addItem(dst, reasoningItem); !ok {
+			return dst
+		}
+		r.reasoning = i
+		dst = r.announceItem(dst, i)
+		dst = r.open(dst, responsesEventSummaryPartAdded)
+		dst = r.appendItemRef(dst, i)
+		dst = append(dst, `,"summary_index":0,"part":`...)
+		dst = appendSummaryPart(dst, nil)
+		dst = closeResponsesEvent(dst)
+	}
+	it := &r.items[i]
+	it.text = append(it.text, text...)
+	dst = r.open(dst, responsesEventSummaryTextDelta)
+	dst = r.appendItemRef(dst, i)
+	dst = append(dst, `,"summary_index":0,"delta":`...)
+	dst = append(dst, literal...)
+	return closeResponsesEvent(dst)
+}
+
+// messageDelta converts a content (or, with refusal, a refusal) delta into an output_text (refusal) delta,
+// opening the message and its part first.
+func (r *responsesEvents) messageDelta(dst, literal []byte, refusal bool) []byte {
+	text, _ := jsonStringContents(literal)
+	if !r.hold(len(text)) {
+		return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedOutputLimitMessage))
+	}
+	i := r.message
+	if i < 0 {
+		var ok bool
+		if dst, i, ok = r.addItem(dst, messageItem); !ok {
+			return dst
+		}
+		r.message = i
+		dst = r.announceItem(dst, i)
+	}
+	it := &r.items[i]
+	part := it.textPart
+	if refusal {
+		part = it.refusalPart
+	}
+	if part < 0 {
+		part = it.parts()
+		dst = r.open(dst, responsesEventPartAdded)
+		dst = r.appendItemRef(dst, i)
+		dst = appendIndexMember(dst, "content_index", part)
+		dst = append(dst, `,"part":`...)
+		if refusal {
+			it.refusalPart = part
+			dst = appendRefusalPart(dst, nil)
+		} else {
+			it.textPart = part
+			dst = appendTextPart(dst, nil)
+		}
+		dst = closeResponsesEvent(dst)
+	}
+	if refusal {
+		it.refusal = append(it.refusal, text...)
+		dst = r.open(dst, responsesEventRefusalDelta)
+	} else {
+		it.text = append(it.text, text...)
+		dst = r.open(dst, responsesEventTextDelta)
+	}
+	dst = r.appendItemRef(dst, i)
+	dst = appendIndexMember(dst, "content_index", part)
+	dst = append(dst, `,"delta":`...)
+	dst = append(dst, literal...)
+	if !refusal {
+		dst = append(dst, `,"logprobs":[]`...)
+	}
+	return closeResponsesEvent(dst)
+}
+
+// toolCallDelta converts one tool_calls fragment: a new index opens a function_call item (its id and name
+// come with the first fragment), and arguments become arguments deltas.
+func (r *responsesEvents) toolCallDelta(dst, call []byte) []byte {
+	var f [3][]byte
+	var fn [2][]byte
+	r.call = lookupMembers(call, r.call, chatCallKeys, f[:])
+	if len(f[1]) > 0 && f[1][0] == '{' {
+		r.call = lookupMembers(f[1], r.call, chatFuncKeys, fn[:])
+	}
+	id, _ := jsonStringContents(f[0])
+	name, _ := jsonStringContents(fn[0])
+	arguments, _ := jsonStringContents(fn[1])
+	index, hasIndex := toolCallIndex(f[2])
+	i := -1
+	switch {
+	case hasIndex && index < 0:
+		return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedToolIndexMessage))
+	case hasIndex:
+		if index < len(r.toolItems) {
+			i = int(r.toolItems[index]) - 1
+		}
+	case r.lastCall >= 0 && (len(id) == 0 || bytes.Equal(id, r.items[r.lastCall].callID)):
+		// Without an index (some providers), a fragment without a new id continues the latest call.
+		i = r.lastCall
+	}
+	if i < 0 {
+		if !r.hold(len(id) + len(name)) {
+			return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedOutputLimitMessage))
+		}
+		var ok bool
+		if dst, i, ok = r.addItem(dst, functionCallItem); !ok {
+			return dst
+		}
+		it := &r.items[i]
+		if len(id) > 0 && !r.callIDUsed(id) {
+			// A repeated or missing id gets a generated one: clients tell calls apart by call_id.
+			it.callID = append(it.callID, id...)
+		}
+		it.name = append(it.name, name...)
+		if hasIndex {
+			for len(r.toolItems) <= index {
+				r.toolItems = append(r.toolItems, 0)
+			}
+			r.toolItems[index] = int32(i + 1)
+		}
+		r.lastCall = i
+		dst = r.announceItem(dst, i)
+	} else if it := &r.items[i]; len(it.name) == 0 && len(name) > 0 {
+		// The name came late: output_item.done and the terminal event carry it.
+		if !r.hold(len(name)) {
+			return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedOutputLimitMessage))
+		}
+		it.name = append(it.name, name...)
+	}
+	if len(arguments) == 0 {
+		return dst
+	}
+	if !r.hold(len(arguments)) {
+		return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedOutputLimitMessage))
+	}
+	it := &r.items[i]
+	it.arguments = append(it.arguments, arguments...)
+	dst = r.open(dst, responsesEventArgumentsDelta)
+	dst = r.appendItemRef(dst, i)
+	dst = append(dst, `,"delta":`...)
+	dst = append(dst, fn[1]...)
+	return closeResponsesEvent(dst)
+}
+
+// toolCallIndex reads a tool call's index: a plain non-negative integer below maxBridgedItems. An index
+// that is present but is not one (negative, fractional, too large, not a number) is reported as -1, which
+// fails the stream: the fragments cannot be put together without it, nor the table indexed by it bounded.
+func toolCallIndex(v []byte) (index int, present bool) {
+	if len(v) == 0 || string(v) == "null" {
+		return -1, false
+	}
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return -1, true
+		}
+		if n = n*10 + int(c-'0'); n >= maxBridgedItems {
+			return -1, true
+		}
+	}
+	return n, true
+}
+
+// callIDUsed reports whether an earlier function call has this call_id.
+func (r *responsesEvents) callIDUsed(id []byte) bool {
+	for i := range r.items {
+		if it := &r.items[i]; it.kind == functionCallItem && bytes.Equal(it.callID, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// closeItem writes the .done events of open item i: its text, part (or arguments) and the full item.
+func (r *responsesEvents) closeItem(dst []byte, i int, status string) []byte {
+	it := &r.items[i]
+	it.open = false
+	if i == r.reasoning {
+		r.reasoning = -1
+	}
+	switch it.kind {
+	case reasoningItem:
+		dst = r.open(dst, responsesEventSummaryTextDone)
+		dst = r.appendItemRef(dst, i)
+		dst = append(dst, `,"summary_index":0,"text":"`...)
+		dst = append(dst, it.text...)
+		dst = append(dst, '"')
+		dst = closeResponsesEvent(dst)
+		dst = r.open(dst, responsesEventSummaryPartDone)
+		dst = r.appendItemRef(dst, i)
+		dst = append(dst, `,"summary_index":0,"part":`...)
+		dst = appendSummaryPart(dst, it.text)
+		dst = closeResponsesEvent(dst)
+	case messageItem:
+		for part := range it.parts() {
+			if part == it.textPart {
+				dst = r.open(dst, responsesEventTextDone)
+				dst = r.appendItemRef(dst, i)
+				dst = appendIndexMember(dst, "content_index", part)
+				dst = append(dst, `,"text":"`...)
+				dst = append(dst, it.text...)
+				dst = append(dst, `","logprobs":[]`...)
+			} else {
+				dst = r.open(dst, responsesEventRefusalDone)
+				dst = r.appendItemRef(dst, i)
+				dst = appendIndexMember(dst, "content_index", part)
+				dst = append(dst, `,"refusal":"`...)
+				dst = append(dst, it.refusal...)
+				dst = append(dst, '"')
+			}
+			dst = closeResponsesEvent(dst)
+			dst = r.open(dst, responsesEventPartDone)
+			dst = r.appendItemRef(dst, i)
+			dst = appendIndexMember(dst, "content_index", part)
+			dst = append(dst, `,"part":`...)
+			if part == it.textPart {
+				dst = appendTextPart(dst, it.text)
+			} else {
+				dst = appendRefusalPart(dst, it.refusal)
+			}
+			dst = closeResponsesEvent(dst)
+		}
+	default:
+		dst = r.open(dst, responsesEventArgumentsDone)
+		dst = r.appendItemRef(dst, i)
+		dst = append(dst, `,"name":"`...)
+		dst = append(dst, it.name...)
+		dst = append(dst, `","arguments":"`...)
+		dst = appendFinalArguments(dst, it.arguments)
+		dst = append(dst, '"')
+		dst = closeResponsesEvent(dst)
+	}
+	dst = r.open(dst, responsesEventItemDone)
+	dst = appendIndexMember(dst, "output_index", i)
+	dst = append(dst, `,"item":`...)
+	dst = appendOutputItem(dst, it, r.resp.hash, status, false)
+	return closeResponsesEvent(dst)
+}
+
+// finalize ends a stream that finished ([DONE], or the end of a stream that gave a finish_reason): every
+// open item is closed in output order, then one response.completed or response.incomplete holds them all.
+func (r *responsesEvents) finalize(dst []byte) []byte {
+	if r.ended {
+		return dst
+	}
+	dst = r.start(dst, nil, nil, nil, nil)
+	r.resp.status, r.resp.incompleteReason = finishStatus(r.finish)
+	if len(r.items) == 0 {
+		// An answer with nothing in it still gets its (empty) message, as a JSON answer does.
+		var ok bool
+		var i int
+		if dst, i, ok = r.addItem(dst, messageItem); !ok {
+			return dst
+		}
+		r.message = i
+		dst = r.announceItem(dst, i)
+		it := &r.items[i]
+		it.textPart = 0
+		dst = r.open(dst, responsesEventPartAdded)
+		dst = r.appendItemRef(dst, i)
+		dst = append(dst, `,"content_index":0,"part":`...)
+		dst = appendTextPart(dst, nil)
+		dst = closeResponsesEvent(dst)
+	}
+	for i := range r.items {
+		if r.items[i].open {
+			dst = r.closeItem(dst, i, r.itemStatus(i))
+		}
+	}
+	typ := responsesEventCompleted
+	if r.resp.status == responseStatusIncomplete {
+		typ = responsesEventIncomplete
+	}
+	return r.terminal(dst, typ)
+}
+
+// itemStatus is the status of item i as its Response ends: a message is as complete as the Response; a
+// call's fragments all came.
+func (r *responsesEvents) itemStatus(i int) string {
+	if r.items[i].kind == messageItem && r.resp.status != responseStatusCompleted {
+		return responseStatusIncomplete
+	}
+	return responseStatusCompleted
+}
+
+// failWith ends the stream with response.failed: its error carries message (a JSON string literal) and its
+// output the items so far, the unfinished ones incomplete. No .done events precede it: the items did not
+// finish.
+func (r *responsesEvents) failWith(dst, message []byte) []byte {
+	if r.ended {
+		return dst
+	}
+	r.failure = message
+	dst = r.start(dst, nil, nil, nil, nil)
+	r.resp.status, r.resp.incompleteReason, r.resp.failure = responseStatusFailed, "", r.failure
+	return r.terminal(dst, responsesEventFailed)
+}
+
+// terminal writes the event that ends the stream, whose response holds every item in full and the usage
+// (zeros when the upstream gave none).
+func (r *responsesEvents) terminal(dst []byte, typ string) []byte {
+	r.ended = true
+	r.resp.usage = &r.usage
+	dst = r.open(dst, typ)
+	dst = append(dst, `,"response":`...)
+	dst = appendResponseHead(dst, &r.resp, r.echo)
+	for i := range r.items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		status := responseStatusIncomplete
+		if !r.items[i].open {
+			status = r.itemStatus(i)
+		}
+		dst = appendOutputItem(dst, &r.items[i], r.resp.hash, status, false)
+	}
+	dst = appendResponseTail(dst, &r.resp, r.echo)
+	dst = append(dst, '}')
+	return closeResponsesEvent(dst)
+}
