@@ -253,3 +253,50 @@ func TestStreamZeroEditAllocatesNothing(t *testing.T) {
 		t.Errorf("zero-edit stream allocates %.1f times per stream, want 0", allocs)
 	}
 }
+
+// BenchmarkRenderResponses: a Responses request bridged to a chat-only provider beside the chat request of
+// the same conversation to the same provider (the goal: within 1.5x), each beside its scan+copy floor.
+func BenchmarkRenderResponses(b *testing.B) {
+	for _, size := range []int{1 << 10, 4 << 10, 64 << 10} {
+		kib := fmt.Sprintf("%dKiB", size>>10)
+		chat, responses := chatBody(size), benchdata.ResponsesRequest("gpt-4o", size)
+		b.Run("floor/chat/"+kib, func(b *testing.B) { benchScanCopyFloor(b, chat) })
+		b.Run("floor/responses/"+kib, func(b *testing.B) { benchScanCopyFloor(b, responses) })
+		for _, provider := range []Dialect{AzureAI, EternalAI} {
+			b.Run("chat/openai-to-"+provider.String()+"/"+kib, func(b *testing.B) {
+				benchRender(b, OpenAI, provider, chat)
+			})
+			b.Run("responses/openai-to-"+provider.String()+"/"+kib, func(b *testing.B) {
+				benchRenderPath(b, "/v1/responses", provider, responses)
+			})
+		}
+	}
+}
+
+// benchRenderPath is benchRender for a request line of the caller's choosing.
+func benchRenderPath(b *testing.B, path string, provider Dialect, body []byte) {
+	req, err := Detect("POST", path, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	target := benchTargets[provider]
+	var parsed RequestBody
+	dst := make([]byte, 0, len(body)+256)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := parsed.Parse(body); err != nil {
+			b.Fatal(err)
+		}
+		r := req
+		r.RefineWithBody(&parsed)
+		if _, err := RenderHead(&r, &target); err != nil {
+			b.Fatal(err)
+		}
+		out, err := RenderBody(dst, &r, &parsed, &target)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sinkBytes = out.Body
+	}
+}

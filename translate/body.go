@@ -83,12 +83,18 @@ const (
 
 // Parse validates src as a JSON object and reads the fields that decide routing. src must not change while
 // the RequestBody is in use.
-func (b *RequestBody) Parse(src []byte) *Error {
+func (b *RequestBody) Parse(src []byte) *Error { return b.parse(src, jsonscan.Members) }
+
+// parseWritten is Parse for a body the filter wrote itself (a bridged request's chat body), valid by
+// construction: its members are located without validating the values again.
+func (b *RequestBody) parseWritten(src []byte) *Error { return b.parse(src, jsonscan.Skim) }
+
+func (b *RequestBody) parse(src []byte, locate func([]byte, []jsonscan.Member, int) ([]jsonscan.Member, error)) *Error {
 	clear(b.seen) // the previous body's keys
 	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen,
 		plans: b.plans[:0], bridge: b.bridge}
 	var err error
-	if b.members, err = jsonscan.Members(src, b.members, maxTopLevelMembers); err != nil {
+	if b.members, err = locate(src, b.members, maxTopLevelMembers); err != nil {
 		if err == jsonscan.ErrTooManyMembers {
 			return NewError(ErrInvalidJSON, "", tooManyMembers)
 		}

@@ -103,12 +103,12 @@ func renderBridged(dst []byte, req *ClientRequest, body *RequestBody, t *Target)
 		b = &Bridge{chat: &RequestBody{}}
 		body.bridge = b
 	}
-	hub, e := bridgeRequest(b.hub[:0], body.src, &t.Dialect.spec().chatBridge, &b.echo)
+	hub, e := bridgeLocated(b.hub[:0], body.src, body.members, &t.Dialect.spec().chatBridge, &b.echo)
 	if e != nil {
 		return UpstreamBody{}, e
 	}
 	b.hub = hub
-	if e := b.chat.Parse(hub); e != nil {
+	if e := b.chat.parseWritten(hub); e != nil {
 		// bridgeRequest writes what Parse accepts; reaching this is a bug in the bridge, not the client's.
 		return UpstreamBody{}, NewError(ErrInternal, "", "the request bridged to chat completions is not valid: "+e.Message)
 	}

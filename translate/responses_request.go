@@ -240,6 +240,8 @@ type requestBridge struct {
 	// leftOut collects the fields sent that the target's chat API lacks (they are left out, and listed in
 	// x-aidialect-dropped-params as the extra parameters a chat request loses are).
 	leftOut *[]string
+	// located are the body's top-level members when the caller has them.
+	located []jsonscan.Member
 	// members is the member table of the object being read; each read is done with it before the next.
 	members [bridgedMemberLimit]jsonscan.Member
 	// messages counts the messages written, instructions included; inputMessages those input made.
@@ -266,9 +268,15 @@ const (
 // accepted. A request the bridge cannot serve statelessly, or that uses a feature the target's chat API
 // lacks, is refused with a 400 naming the field and the fix; echo is then left empty.
 func bridgeRequest(dst, src []byte, opts *bridgeOptions, echo *responsesEcho) ([]byte, *Error) {
+	return bridgeLocated(dst, src, nil, opts, echo)
+}
+
+// bridgeLocated is bridgeRequest for a body whose top-level members are already located (RequestBody.Parse
+// did it): the bridge reads them instead of scanning the body once more. nil: the bridge locates them.
+func bridgeLocated(dst, src []byte, located []jsonscan.Member, opts *bridgeOptions, echo *responsesEcho) ([]byte, *Error) {
 	*echo = responsesEcho{buf: echo.buf[:0], leftOut: echo.leftOut[:0], storeAsked: true}
 	var values [len(responsesFields)][]byte
-	b := requestBridge{opts: opts, leftOut: &echo.leftOut}
+	b := requestBridge{opts: opts, leftOut: &echo.leftOut, located: located}
 	if e := b.locate(src, &values); e != nil {
 		return dst[:0], e
 	}
@@ -301,7 +309,13 @@ func bridgeRequest(dst, src []byte, opts *bridgeOptions, echo *responsesEcho) ([
 func (b *requestBridge) locate(src []byte, values *[len(responsesFields)][]byte) *Error {
 	// One member more than the table has rows: a body with more has an unknown or repeated field among its
 	// first len(responsesFields)+1 members, which is then named.
-	members, err := jsonscan.Skim(src, b.members[:0], len(responsesFields)+1)
+	limit := len(responsesFields) + 1
+	members, err := b.located, error(nil)
+	if members == nil {
+		members, err = jsonscan.Skim(src, b.members[:0], limit)
+	} else if len(members) > limit {
+		members, err = members[:limit], jsonscan.ErrTooManyMembers
+	}
 	if err != nil && err != jsonscan.ErrTooManyMembers {
 		return NewError(ErrInvalidJSON, "", "the request body is not a JSON object: "+err.Error())
 	}

@@ -23,3 +23,17 @@ func ChatRequest(model string, size int) []byte {
 	return []byte(`{"model":"` + model + `","messages":[` + strings.Join(msgs, ",") +
 		`],"temperature":0.2,"max_tokens":256,"stream":false,"user":"user-42","logit_bias":{"50256":-100}}`)
 }
+
+// ResponsesRequest is ChatRequest's conversation as a Responses API request: the same messages as input
+// items, the same sampling settings (logit_bias has no Responses equivalent).
+func ResponsesRequest(model string, size int) []byte {
+	var msgs []string
+	n := 0
+	for i := 0; n < size-300; i++ {
+		m := fmt.Sprintf(`{"role":"user","content":"Message %d: the quick brown fox jumps over the lazy dog, \"quoted\" and ünïcödé text."}`, i)
+		msgs = append(msgs, m)
+		n += len(m) + 1
+	}
+	return []byte(`{"model":"` + model + `","input":[` + strings.Join(msgs, ",") +
+		`],"temperature":0.2,"max_output_tokens":256,"stream":false,"user":"user-42","store":false}`)
+}

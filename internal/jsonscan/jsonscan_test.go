@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -130,4 +131,75 @@ func FuzzSkimMatchesScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMillionDeepWithoutRecursion: inputs nested 1,000,000 levels deep (arrays, objects, both, balanced or
+// left open, as a lone value and as a member's value) go through Check, Valid, Members and Skim on a
+// goroutine whose stack may not grow past 256 KiB, where a recursion per level of the input would end the
+// test binary ("stack overflow"), as in a wasm VM it is a trap. The answers are the reference's (its
+// recursion stops at MaxDepth), and Skim, which does not bound the depth, spans the whole deep value.
+func TestMillionDeepWithoutRecursion(t *testing.T) {
+	const deep = 1_000_000
+	type answer struct {
+		off                int
+		err, refErr        string
+		members, refMember []Member
+		mErr, refMErr      string
+		skim, refSkimmed   []Member
+		sErr, refSErr      string
+	}
+	inputs := map[string][]byte{
+		"open arrays":                   bytes.Repeat([]byte("["), deep),
+		"balanced arrays":               nested("[", "", "]", deep),
+		"open objects":                  bytes.Repeat([]byte(`{"a":`), deep),
+		"balanced objects with strings": nested(`{"a\"":`, `"x"`, "}", deep),
+		"mixed":                         nested(`[{"k":`, `[]`, "}]", deep/2),
+	}
+	answers := map[string]answer{}
+	old := debug.SetMaxStack(256 << 10)
+	defer debug.SetMaxStack(old)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for name, in := range inputs {
+			for _, wrap := range []string{"", "member"} {
+				src := in
+				if wrap != "" {
+					src = append(append([]byte(`{"v":`), in...), '}')
+				}
+				var a answer
+				var err error
+				a.off, err = Check(src)
+				a.err = errText(err)
+				refOff, refErr := refCheck(src)
+				a.refErr = errText(refErr)
+				if refOff != a.off || Valid(src) != (err == nil) {
+					a.refErr += " (offsets or Valid differ)"
+				}
+				a.members, err = Members(src, nil, 0)
+				a.mErr = errText(err)
+				a.refMember, err = refMembers(src, nil, 0)
+				a.refMErr = errText(err)
+				a.skim, err = Skim(src, nil, 0)
+				a.sErr = errText(err)
+				a.refSkimmed, err = refSkim(src, nil, 0)
+				a.refSErr = errText(err)
+				answers[name+" "+wrap] = a
+			}
+		}
+	}()
+	<-done
+	for name, a := range answers {
+		if a.err == "<nil>" || a.err != a.refErr || a.mErr != a.refMErr || !sameMembers(a.members, a.refMember) ||
+			a.sErr != a.refSErr || !sameMembers(a.skim, a.refSkimmed) {
+			t.Errorf("%s: Check %d %s (reference %s); Members %v %s (reference %v %s); Skim %v %s (reference %v %s)",
+				name, a.off, a.err, a.refErr, a.members, a.mErr, a.refMember, a.refMErr, a.skim, a.sErr, a.refSkimmed, a.refSErr)
+		}
+	}
+	for _, name := range []string{"balanced arrays member", "balanced objects with strings member", "mixed member"} {
+		in := inputs[strings.TrimSuffix(name, " member")]
+		if want := []Member{{1, 4, 5, 5 + len(in), false}}; !sameMembers(answers[name].skim, want) {
+			t.Errorf("%s: Skim = %v, want %v", name, answers[name].skim, want)
+		}
+	}
 }
