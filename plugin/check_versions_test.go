@@ -23,13 +23,14 @@ func TestCheckConfigWarnsAboutVersionsWithoutAnOperation(t *testing.T) {
 		name, config, want string
 	}{
 		{"azure-ai pinned past 2024-04-01-preview", provider("azure-ai", "2024-05-01-preview"),
-			`provider "p": api_version "2024-05-01-preview" has no completions operation, so completions requests for its models are refused (404 unsupported_operation); api-version 2024-04-01-preview has it`},
+			`provider "p": api_version "2024-05-01-preview" has no completions operation, so completions requests for its models are refused (404 unsupported_operation): only 2024-04-01-preview has it`},
 		{"azure-ai GA", provider("azure-ai", "2025-04-01"), "has no completions operation"},
 		{"azure-openai v1 surface", provider("azure-openai", "latest"), `api_version "latest" has no completions operation`},
 		{"azure-ai pinned to the version with completions", provider("azure-ai", "2024-04-01-preview"), ""},
 		{"azure-ai unpinned", provider("azure-ai", ""), ""},
 		{"azure-openai dated, before the Responses API", provider("azure-openai", "2024-10-21"),
-			`api_version "2024-10-21" has no responses operation, so responses requests for its models are refused (404 unsupported_operation); api-version v1 has it (use v1 (the v1 surface) or 2025-03-01-preview and later; to bridge Responses to chat completions on this provider instead, mark the model chat_only)`},
+			`api_version "2024-10-21" has no responses operation, so responses requests for its models are refused (404 unsupported_operation): v1, latest and preview (the v1 surface, /openai/v1/responses) and 2025-03-01-preview and later have it; or mark its models chat_only, to bridge Responses requests to their chat completions`},
+		{"azure-openai dated, every model chat_only", strings.Replace(provider("azure-openai", "2024-10-21"), `{"name":"*"}`, `{"name":"*","chat_only":true}`, 1), ""},
 		{"azure-openai dated, with the Responses API", provider("azure-openai", "2025-04-01-preview"), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

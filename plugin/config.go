@@ -571,10 +571,39 @@ var getenv = os.Getenv
 func warnAPIVersions(c *config, warn func(format string, args ...any)) {
 	for _, p := range c.providers {
 		for _, op := range []translate.Operation{translate.OpChatCompletions, translate.OpCompletions, translate.OpEmbeddings, translate.OpResponses} {
+			if op == translate.OpResponses && c.allChatOnly(p) {
+				continue // its models bridge Responses requests to chat completions
+			}
 			if p.apiVersion != "" && p.dialect.Supports(op) && !translate.ProviderHasOperation(p.dialect, op, p.apiVersion) {
-				warn("provider %q: api_version %q has no %s operation, so %s requests for its models are refused (404 unsupported_operation); api-version %s has it (%s)",
-					p.name, p.apiVersion, op, op, p.dialect.DefaultAPIVersionFor(op), translate.OperationVersionHint(p.dialect, op))
+				also := ""
+				if op == translate.OpResponses {
+					also = "; or mark its models chat_only, to bridge Responses requests to their chat completions"
+				}
+				warn("provider %q: api_version %q has no %s operation, so %s requests for its models are refused (404 unsupported_operation): %s%s",
+					p.name, p.apiVersion, op, op, translate.OperationVersionHint(p.dialect, op), also)
 			}
 		}
 	}
+}
+
+// allChatOnly reports whether every model entry of the provider is marked chat_only.
+func (c *config) allChatOnly(p *provider) bool {
+	found := false
+	for _, r := range c.exact {
+		if r.provider == p {
+			found = true
+			if !r.chatOnly {
+				return false
+			}
+		}
+	}
+	for _, r := range c.globs {
+		if r.provider == p {
+			found = true
+			if !r.chatOnly {
+				return false
+			}
+		}
+	}
+	return found
 }

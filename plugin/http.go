@@ -528,7 +528,9 @@ func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
 	default:
 		translated, werr := h.state.stream.Write(chunk)
 		if werr != nil {
-			h.streamFailed = true
+			// Closed as well: the failure is the client's last event, and a trailers callback must not end
+			// the stream a second time.
+			h.streamFailed, h.streamClosed = true, true
 			h.metrics.countError(codeStreamEventTooBig)
 			proxywasm.LogWarnf("aidialect: %s sent a stream event over max_event_bytes (%d): %v", h.route.provider.name, h.cfg.maxEventBytes, werr)
 			out = h.state.stream.Failure(translate.NewError(translate.ErrUpstreamStream, "",
@@ -584,8 +586,10 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 	h.metrics.countTokens(h.route.metricID, usage)
 	if terr != nil {
 		h.metrics.countError(codeUpstreamBadJSON)
-		proxywasm.LogWarnf("aidialect: %s answered %d with a body that is not JSON (%v); forwarded as is", h.route.provider.name, h.status, terr)
-		out = body
+		proxywasm.LogWarnf("aidialect: %s answered %d with a body that is not JSON or cannot be translated (%v); forwarded as is (to a bridged Responses client: a failed Response)", h.route.provider.name, h.status, terr)
+		if out == nil {
+			out = body
+		}
 	}
 	if h.holdHeaders {
 		for _, hdr := range headers {

@@ -6,12 +6,14 @@ package translate
 // https://learn.microsoft.com/azure/ai-foundry/openai/reference and, for the v1 surface,
 // https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle
 var azureOpenAISpec = dialectSpec{
-	name:       "azure-openai",
-	operations: ops(OpChatCompletions, OpCompletions, OpEmbeddings, OpResponses),
+	name: "azure-openai",
+	operations: ops(OpChatCompletions, OpCompletions, OpEmbeddings, OpResponses, OpResponsesInputTokens,
+		OpResponsesCompact),
 	routes: []clientRoute{
 		// The classic surface's Responses API has no deployment segment: the body model names the
 		// deployment (2025-03-01-preview and later).
-		{path: "/openai/", only: ops(OpResponses, OpStoredResponse), version: versionNeeded},
+		{path: "/openai/", only: ops(OpResponses, OpResponsesInputTokens, OpResponsesCompact, OpStoredResponse),
+			version: versionNeeded},
 		// The v1 surface lists models in OpenAI's shape, whatever query it gets.
 		{path: "/openai/v1/models", op: OpListModels, version: versionIgnored, surfaceVersion: "v1"},
 		{path: "/openai/models", op: OpListModels},
@@ -31,9 +33,7 @@ var azureOpenAISpec = dialectSpec{
 	versionedOps: []opVersions{
 		{op: OpCompletions, versions: azureOpenAIV1Versions, lacking: true,
 			hint: "use chat/completions, or a dated api-version (classic surface)"},
-		{op: OpResponses, versions: azureOpenAIV1Versions, since: "2025-03-01", fallback: "v1",
-			hint: "use v1 (the v1 surface) or 2025-03-01-preview and later; to bridge Responses to chat " +
-				"completions on this provider instead, mark the model chat_only"},
+		responsesVersions(OpResponses), responsesVersions(OpResponsesInputTokens), responsesVersions(OpResponsesCompact),
 	},
 
 	claimsRequest:               claimsNothing,
@@ -71,6 +71,13 @@ var azureOpenAISpec = dialectSpec{
 	}}},
 }
 
+// responsesVersions: the Responses API is on the v1 surface and in the classic surface's api-versions from
+// 2025-03-01-preview on.
+func responsesVersions(op Operation) opVersions {
+	return opVersions{op: op, versions: azureOpenAIV1Versions, since: "2025-03-01", fallback: "v1",
+		hint: "v1, latest and preview (the v1 surface, /openai/v1/responses) and 2025-03-01-preview and later have it"}
+}
+
 // azureOpenAIV1Versions are the api-version values that select the v1 surface (/openai/v1/{op}); "v1" is
 // the surface's default and is not sent on the wire.
 var azureOpenAIV1Versions = []string{"v1", "latest", "preview"}
@@ -82,8 +89,9 @@ func IsAzureOpenAIV1(apiVersion string) bool { return inList(azureOpenAIV1Versio
 // deployment is the model entry's, else the model name, which must then be a valid deployment name. The
 // classic surface's Responses API is /openai/responses, with the deployment in the body.
 func azureOpenAIPath(b []byte, req *ClientRequest, t *Target, version string) ([]byte, *Error) {
-	if req.Op == OpResponses && !IsAzureOpenAIV1(version) {
-		return append(append(b, "/responses?api-version="...), version...), nil
+	if req.Op.responsesFamily() && !IsAzureOpenAIV1(version) {
+		b = append(append(b, '/'), req.Op.PathSuffix()...)
+		return append(append(b, "?api-version="...), version...), nil
 	}
 	if IsAzureOpenAIV1(version) {
 		b = append(append(b, "/v1/"...), req.Op.PathSuffix()...)
@@ -106,7 +114,7 @@ func azureOpenAIPath(b []byte, req *ClientRequest, t *Target, version string) ([
 // surface, and the Responses API on either surface, read the deployment from the body model (the entry's
 // deployment, else its model).
 func azureOpenAIBodyModel(req *ClientRequest, t *Target, version string) (string, bool) {
-	return firstNonEmpty(t.Deployment, t.Model), IsAzureOpenAIV1(version) || req.Op == OpResponses
+	return firstNonEmpty(t.Deployment, t.Model), IsAzureOpenAIV1(version) || req.Op.responsesFamily()
 }
 
 // isAnnotationEvent reports Azure's content-filter annotation chunks: an empty object name, or no choices

@@ -83,18 +83,24 @@ const (
 
 // Parse validates src as a JSON object and reads the fields that decide routing. src must not change while
 // the RequestBody is in use.
-func (b *RequestBody) Parse(src []byte) *Error { return b.parse(src, jsonscan.Members) }
+func (b *RequestBody) Parse(src []byte) *Error { return b.parse(src, nil, false) }
 
 // parseWritten is Parse for a body the filter wrote itself (a bridged request's chat body), valid by
-// construction: its members are located without validating the values again.
-func (b *RequestBody) parseWritten(src []byte) *Error { return b.parse(src, jsonscan.Skim) }
+// construction, whose top-level members its writer recorded (members, which may use b's member table): the
+// body is not scanned again.
+func (b *RequestBody) parseWritten(src []byte, members []jsonscan.Member) *Error {
+	return b.parse(src, members, true)
+}
 
-func (b *RequestBody) parse(src []byte, locate func([]byte, []jsonscan.Member, int) ([]jsonscan.Member, error)) *Error {
+// parse is Parse, or parseWritten when written.
+func (b *RequestBody) parse(src []byte, members []jsonscan.Member, written bool) *Error {
 	clear(b.seen) // the previous body's keys
 	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen,
 		plans: b.plans[:0], bridge: b.bridge}
 	var err error
-	if b.members, err = locate(src, b.members, maxTopLevelMembers); err != nil {
+	if written {
+		b.members = members
+	} else if b.members, err = jsonscan.Members(src, b.members, maxTopLevelMembers); err != nil {
 		if err == jsonscan.ErrTooManyMembers {
 			return NewError(ErrInvalidJSON, "", tooManyMembers)
 		}
@@ -102,6 +108,8 @@ func (b *RequestBody) parse(src []byte, locate func([]byte, []jsonscan.Member, i
 	}
 	var seen map[string]struct{} // nil: keys are compared pairwise
 	switch n := len(b.members); {
+	case written:
+		// Its writer writes each member once, in lower case: there is no repeated or folded key to find.
 	case n > maxKeptKeys:
 		seen = make(map[string]struct{}, n) // for this body only
 	case n > pairwiseMembers:
@@ -118,12 +126,12 @@ func (b *RequestBody) parse(src []byte, locate func([]byte, []jsonscan.Member, i
 			info = fieldTable[string(m.Key(src))]
 		}
 		kind := info.kind
-		if seen != nil && b.seenBefore(seen, i) || seen == nil && b.duplicateBefore(i) {
+		if !written && (seen != nil && b.seenBefore(seen, i) || seen == nil && b.duplicateBefore(i)) {
 			name := b.memberName(i)
 			return NewError(ErrInvalidJSON, name, "the request body has the field "+quoteForMessage(name)+
 				" more than once: send each field once")
 		}
-		if kind == fieldOther {
+		if kind == fieldOther && !written {
 			if name, ok := b.foldsToReadField(i); ok {
 				return NewError(ErrInvalidJSON, b.memberName(i), "the request body has the field "+
 					quoteForMessage(b.memberName(i))+", which a case-insensitive parser reads as "+quoteForMessage(name)+

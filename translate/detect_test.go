@@ -46,7 +46,11 @@ func TestDetect(t *testing.T) {
 		{"DELETE", "/v1/responses/resp_123", "", OpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
 		{"POST", "/v1/responses/resp_123/cancel", "", OpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
 		{"GET", "/v1/responses/resp_123/input_items", "", OpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
-		{"POST", "/v1/responses/input_tokens", "", OpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
+		// The stateless sub-routes name their model in the body: served like a create.
+		{"POST", "/v1/responses/input_tokens", "", OpenAI, OpResponsesInputTokens, "", "", false, ""},
+		{"POST", "/v1/responses/compact", "", OpenAI, OpResponsesCompact, "", "", false, ""},
+		{"POST", "/openai/responses/compact?api-version=2025-04-01-preview", "", AzureOpenAI, OpResponsesCompact, "", "2025-04-01-preview", false, ""},
+		{"POST", "/v1/responses/input_tokens/x", "", OpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
 		{"GET", "/openai/v1/responses/resp_1", "", AzureOpenAI, OpStoredResponse, "", "", true, ErrUnsupportedParameter},
 		{"DELETE", "/openai/responses/resp_1?api-version=2025-04-01-preview", "", AzureOpenAI, OpStoredResponse, "", "", false, ErrUnsupportedParameter},
 		// Azure AI Model Inference has no Responses API.

@@ -228,6 +228,11 @@ const (
 	OpListModels
 	// OpResponses is the Responses API's create (POST .../responses); responses.go says how it is served.
 	OpResponses
+	// OpResponsesInputTokens and OpResponsesCompact are the Responses API's stateless sub-routes, which name
+	// their model in the body like a create: counting a request's input tokens, compacting a conversation.
+	// Only providers with the Responses API have them (nothing in chat completions answers them).
+	OpResponsesInputTokens
+	OpResponsesCompact
 	// OpStoredResponse is any route below .../responses/ (retrieve, delete, cancel, input items, token
 	// counts): each needs the response stored at one provider, which a request routed by model cannot
 	// reach, so it is refused locally.
@@ -235,12 +240,14 @@ const (
 )
 
 var operationPaths = [...]string{
-	OpChatCompletions: "chat/completions",
-	OpCompletions:     "completions",
-	OpEmbeddings:      "embeddings",
-	OpListModels:      "models",
-	OpResponses:       "responses",
-	OpStoredResponse:  "responses/",
+	OpChatCompletions:      "chat/completions",
+	OpCompletions:          "completions",
+	OpEmbeddings:           "embeddings",
+	OpListModels:           "models",
+	OpResponses:            "responses",
+	OpResponsesInputTokens: "responses/input_tokens",
+	OpResponsesCompact:     "responses/compact",
+	OpStoredResponse:       "responses/",
 }
 
 // PathSuffix is the operation's path below the dialect's base path, e.g. "chat/completions".
@@ -259,7 +266,13 @@ func (op Operation) String() string {
 }
 
 // postOperations are the operations a path suffix names (model listing is a route of its own).
-var postOperations = [...]Operation{OpChatCompletions, OpCompletions, OpEmbeddings, OpResponses}
+var postOperations = [...]Operation{OpChatCompletions, OpCompletions, OpEmbeddings, OpResponses,
+	OpResponsesInputTokens, OpResponsesCompact}
+
+// responsesFamily reports whether op is one of the Responses API's (create and its stateless sub-routes).
+func (op Operation) responsesFamily() bool {
+	return op == OpResponses || op == OpResponsesInputTokens || op == OpResponsesCompact
+}
 
 // operationFromPath is the operation a path suffix names.
 func operationFromPath(suffix string) Operation {
@@ -390,7 +403,7 @@ type fieldInfo struct {
 	kind  fieldKind
 	owner Dialect // the one dialect that understands the field (its ownFields), or unknown
 	// knownOps[d] has bit op set when dialect d lists the field among its known parameters for op.
-	knownOps [DialectLimit]uint8
+	knownOps [DialectLimit]uint16
 }
 
 var fieldTable = map[string]fieldInfo{}

@@ -11,14 +11,32 @@ import (
 // callers drop a body whose footprint grew too large instead of reusing it.
 func (b *RequestBody) Footprint() int {
 	return cap(b.members)*int(unsafe.Sizeof(jsonscan.Member{})) + cap(b.names)*int(unsafe.Sizeof("")) +
-		cap(b.fields)*int(unsafe.Sizeof(fieldInfo{})) + cap(b.plans)*int(unsafe.Sizeof(memberPlan{}))
+		cap(b.fields)*int(unsafe.Sizeof(fieldInfo{})) + cap(b.plans)*int(unsafe.Sizeof(memberPlan{})) +
+		b.bridge.footprint()
+}
+
+// footprint is the bytes a bridged exchange's state keeps: its chat body, answer and echo buffers, and the
+// stream converter's (whose items hold a whole answer's text until the stream ends).
+func (b *Bridge) footprint() int {
+	if b == nil {
+		return 0
+	}
+	n := cap(b.hub) + cap(b.answer) + cap(b.echo.buf) + (cap(b.echo.leftOut)+cap(b.dropped))*int(unsafe.Sizeof("")) +
+		b.chat.Footprint() + b.events.framer.Footprint() + cap(b.events.finish) + cap(b.events.createdAt) +
+		cap(b.events.model) + cap(b.events.tier) + cap(b.events.failure) + cap(b.events.toolItems)*4 +
+		(cap(b.events.top)+cap(b.events.choice)+cap(b.events.delta)+cap(b.events.call))*int(unsafe.Sizeof(jsonscan.Member{})) +
+		cap(b.events.items)*int(unsafe.Sizeof(bridgedItem{}))
+	for _, it := range b.events.items[:cap(b.events.items)] {
+		n += cap(it.text) + cap(it.refusal) + cap(it.callID) + cap(it.name) + cap(it.arguments)
+	}
+	return n
 }
 
 // Footprint is the bytes of reusable buffers a Stream keeps between streams (see
 // RequestBody.Footprint).
 func (s *Stream) Footprint() int {
 	return cap(s.out) + cap(s.edit) + cap(s.last) + cap(s.carry) + cap(s.members)*int(unsafe.Sizeof(jsonscan.Member{})) +
-		len(s.toolIndex)*64 + s.framer.Footprint()
+		len(s.toolIndex)*64 + s.framer.Footprint() + cap(s.bout)
 }
 
 // Release drops every reference the body holds to its source, keeping its buffers for the next Parse: a body
@@ -27,6 +45,9 @@ func (b *RequestBody) Release() {
 	clear(b.seen)
 	clear(b.names)
 	clear(b.plans) // a plan may hold a rewritten value (each rendering clears what it used: cap is never walked)
+	// The bridge goes too: kept in every pooled body, the buffers of the bridged answers each body happened
+	// to serve (a whole answer's text, for a stream) would add up across the pool; a bridged request builds
+	// its own (a dozen allocations), and chat requests, the many, carry none.
 	*b = RequestBody{members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen, plans: b.plans[:0]}
 }
 
@@ -35,4 +56,5 @@ func (s *Stream) Release() {
 	s.framer.Reset()
 	s.parts = eventParts{}
 	clear(s.toolIndex)
+	s.bridge = nil // the request body's: counted and released there
 }

@@ -10,8 +10,9 @@ import (
 // auth, no api-version, completions default to 16 tokens. The API reference:
 // https://platform.openai.com/docs/api-reference
 var openAISpec = dialectSpec{
-	name:       "openai",
-	operations: ops(OpChatCompletions, OpCompletions, OpEmbeddings, OpListModels, OpResponses),
+	name: "openai",
+	operations: ops(OpChatCompletions, OpCompletions, OpEmbeddings, OpListModels, OpResponses,
+		OpResponsesInputTokens, OpResponsesCompact),
 	routes: []clientRoute{
 		{path: "/v1/models", op: OpListModels, version: versionIgnored},
 		{path: "/models", op: OpListModels, version: versionAbsent},

@@ -50,6 +50,8 @@ func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
 	var head UpstreamHead
 	if bridges(req, t) {
 		req = asChat(req)
+	} else if e := chatOnlyRefusal(req, t); e != nil {
+		return head, e
 	}
 	if !t.Dialect.Supports(req.Op) {
 		return head, NewError(ErrUnsupportedOperation, "",

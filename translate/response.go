@@ -106,7 +106,7 @@ type Usage struct {
 
 // Answer translates a successful JSON answer for the client and reads its token usage, in one validating
 // pass: a body that is not one JSON object is an error whatever the dialects (the caller counts it and
-// forwards it as it came). The result aliases body when nothing changes; otherwise it is written into dst.
+// forwards it as it came, or out when it is not nil: a bridged Responses client gets a failed Response). The result aliases body when nothing changes; otherwise it is written into dst.
 // Headers are response headers to add (a provider's member exposed as headers).
 func Answer(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, usage Usage, err error) {
 	if x.Bridge != nil {

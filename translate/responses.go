@@ -14,6 +14,7 @@ package translate
 // https://platform.openai.com/docs/api-reference/responses-streaming
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/aidialect/aidialect/internal/jsonscan"
@@ -88,6 +89,17 @@ func bridges(req *ClientRequest, t *Target) bool {
 	return req.Op == OpResponses && (t.ChatOnly || !t.Dialect.Supports(OpResponses))
 }
 
+// chatOnlyRefusal refuses the Responses API's stateless sub-routes toward a model entry marked chat_only:
+// they have no chat completions equivalent (a provider without the API refuses them as any operation it
+// lacks).
+func chatOnlyRefusal(req *ClientRequest, t *Target) *Error {
+	if !t.ChatOnly || !req.Op.responsesFamily() || req.Op == OpResponses {
+		return nil
+	}
+	return NewError(ErrUnsupportedOperation, "", "the model is marked chat_only on this gateway, and chat completions "+
+		"have no "+req.Op.String()+" operation: use a model served with the Responses API")
+}
+
 // asChat is the request as its target receives it: a bridged Responses request is a chat request there.
 func asChat(req *ClientRequest) *ClientRequest {
 	chat := *req
@@ -103,16 +115,28 @@ func renderBridged(dst []byte, req *ClientRequest, body *RequestBody, t *Target)
 		b = &Bridge{chat: &RequestBody{}}
 		body.bridge = b
 	}
-	hub, e := bridgeLocated(b.hub[:0], body.src, body.members, &t.Dialect.spec().chatBridge, &b.echo)
+	// The chat body's top-level members are recorded as they are written, into the chat RequestBody's own
+	// table: it is parsed without a scan.
+	table := b.chat.members[:0]
+	if table == nil {
+		table = make([]jsonscan.Member, 0, len(responsesFields))
+	}
+	hub, written, e := bridgeLocated(b.hub[:0], body.src, body.members, table, &t.Dialect.spec().chatBridge, &b.echo)
 	if e != nil {
 		return UpstreamBody{}, e
 	}
 	b.hub = hub
-	if e := b.chat.parseWritten(hub); e != nil {
+	if e := b.chat.parseWritten(hub, written); e != nil {
 		// bridgeRequest writes what Parse accepts; reaching this is a bug in the bridge, not the client's.
 		return UpstreamBody{}, NewError(ErrInternal, "", "the request bridged to chat completions is not valid: "+e.Message)
 	}
-	out, e := RenderBody(dst, asChat(req), b.chat, t)
+	// Rendered as the chat request it now is. RenderBody holds req only while it runs, so the caller's
+	// request serves, its operation switched for the call: a copy (asChat) would be allocated, for
+	// RenderBody's parameter escapes.
+	op := req.Op
+	req.Op = OpChatCompletions
+	out, e := RenderBody(dst, req, b.chat, t)
+	req.Op = op
 	if e != nil {
 		return out, e
 	}
@@ -147,13 +171,27 @@ func answerBridged(dst []byte, x *Exchange, body []byte) ([]byte, []Header, Usag
 	chat := x.chatSide()
 	answer, headers, usage, err := answerChat(b.answer[:0], &chat, body)
 	if err != nil {
-		return nil, nil, usage, err
+		return failedAnswer(dst, body, &b.echo, err), nil, usage, err
 	}
 	if len(answer) > 0 && len(body) > 0 && &answer[0] != &body[0] {
 		b.answer = answer[:0]
 	}
 	out, err := bridgeAnswer(dst[:0], answer, &b.echo)
-	return out, headers, usage, err
+	if err != nil {
+		return failedAnswer(dst, body, &b.echo, err), headers, usage, err
+	}
+	return out, headers, usage, nil
+}
+
+// failedAnswer is the Response a Responses client gets when the provider's chat answer cannot become one
+// (not JSON, or past a bound): the chat body would mean nothing to its SDK, which reads a failed Response's
+// error instead.
+func failedAnswer(dst, body []byte, echo *responsesEcho, err error) []byte {
+	var usage bridgedUsage
+	r := bridgedResponse{hash: bridgeHash(body), status: responseStatusFailed, usage: &usage,
+		failure: jsonscan.AppendString(nil, "the provider's answer could not be read: "+err.Error())}
+	dst = appendResponseHead(dst[:0], &r, echo)
+	return append(appendResponseTail(dst, &r, echo), '}')
 }
 
 // responsesStreamFinished reports whether the last data event of a Responses stream ended it.
@@ -171,20 +209,27 @@ func responsesStreamFinished(last []byte) bool {
 // sequence_number follows the last event's.
 func responsesErrorEvent(last []byte, e *Error) []byte {
 	seq := int64(0)
-	if n := gjson.GetBytes(last, "sequence_number"); n.Type == gjson.Number {
+	if n := gjson.GetBytes(last, "sequence_number"); n.Type == gjson.Number && n.Int() >= 0 && n.Int() < math.MaxInt64 {
 		seq = n.Int() + 1
 	}
-	b := append([]byte(nil), "event: error\ndata: {\"type\":\"error\",\"code\":"...)
-	b = jsonscan.AppendString(b, string(e.Code))
-	b = append(b, `,"message":`...)
-	b = jsonscan.AppendString(b, e.Message)
-	b = append(b, `,"param":null,"sequence_number":`...)
+	b := append([]byte(nil), "event: error\ndata: {\"type\":\"error\",\"sequence_number\":"...)
 	b = strconv.AppendInt(b, seq, 10)
-	b = append(b, `,"error":{"type":"server_error","code":`...)
-	b = jsonscan.AppendString(b, string(e.Code))
+	b = appendErrorEventFields(b, jsonscan.AppendString(nil, string(e.Code)), jsonscan.AppendString(nil, e.Message))
+	return append(b, "}\n\n"...)
+}
+
+// appendErrorEventFields writes the members of an error event after its type and sequence_number, code and
+// message being JSON strings.
+func appendErrorEventFields(b, code, message []byte) []byte {
+	b = append(b, `,"code":`...)
+	b = append(b, code...)
 	b = append(b, `,"message":`...)
-	b = jsonscan.AppendString(b, e.Message)
-	return append(b, `,"param":null}}`+"\n\n"...)
+	b = append(b, message...)
+	b = append(b, `,"param":null,"error":{"type":"server_error","code":`...)
+	b = append(b, code...)
+	b = append(b, `,"message":`...)
+	b = append(b, message...)
+	return append(b, `,"param":null}`...)
 }
 
 // openAIChatBridge is what OpenAI's chat API (and Azure OpenAI's) takes of a bridged Responses request.

@@ -11,6 +11,7 @@ package translate
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strconv"
 	"unsafe"
 
@@ -226,6 +227,9 @@ func readBridgedUsage(raw []byte) bridgedUsage {
 	u.total = total
 	if total < 0 {
 		u.total = u.input + u.output
+		if u.total < u.input || u.total < u.output { // an upstream's absurd counts must not wrap negative
+			u.total = math.MaxInt64
+		}
 	}
 	return u
 }
@@ -501,10 +505,13 @@ var (
 	chatFuncKeys    = []string{"name", "arguments"}
 )
 
-// The errors of a chat answer that cannot become a Response; the caller forwards the answer as it came.
+// The errors of a chat answer that cannot become a Response; the client gets a failed Response instead
+// (answerBridged).
 var (
 	errChatAnswerNotJSON   = errors.New("the chat answer to bridge into a Response is not valid JSON")
 	errChatAnswerNotObject = errors.New("the chat answer to bridge into a Response is not a JSON object")
+	// The bound a stream has too (maxBridgedItems).
+	errChatAnswerTooManyCalls = errors.New("the chat answer to bridge into a Response has more than 1024 tool calls")
 )
 
 // bridgeAnswer turns a successful chat.completion answer (OpenAI's shape, already edited for the client's
@@ -602,7 +609,10 @@ func bridgeAnswer(dst, chat []byte, echo *responsesEcho) ([]byte, error) {
 		items++
 	}
 	if calls {
-		dst = appendFunctionCalls(dst, toolCalls, r.hash, items > 0)
+		var ok bool
+		if dst, ok = appendFunctionCalls(dst, toolCalls, r.hash, items > 0); !ok {
+			return nil, errChatAnswerTooManyCalls
+		}
 	}
 	dst = appendResponseTail(dst, &r, echo)
 	dst = append(dst, `,"output_text":"`...)
@@ -611,7 +621,7 @@ func bridgeAnswer(dst, chat []byte, echo *responsesEcho) ([]byte, error) {
 }
 
 // appendFunctionCalls writes one function_call item per chat tool call, in order.
-func appendFunctionCalls(dst, toolCalls []byte, h uint64, comma bool) []byte {
+func appendFunctionCalls(dst, toolCalls []byte, h uint64, comma bool) (_ []byte, ok bool) {
 	var seenSpace [8][]byte
 	seen := seenSpace[:0] // the call ids so far: a repeated one is replaced by a generated one
 	var inner [8]jsonscan.Member
@@ -626,6 +636,12 @@ func appendFunctionCalls(dst, toolCalls []byte, h uint64, comma bool) []byte {
 		lookupMembers(raw, inner[:0], chatCallKeys, fields[:])
 		if len(fields[1]) > 0 && fields[1][0] == '{' {
 			lookupMembers(fields[1], inner[:0], chatFuncKeys, fn[:])
+		}
+		if ordinal == maxBridgedItems {
+			// As in a stream: each call becomes an item of ~150 bytes, so an upstream's "[{},{},...]" would
+			// otherwise grow the answer 50-fold (and the repeated-id check with it, quadratically).
+			ordinal = -1
+			return false
 		}
 		it := bridgedItem{kind: functionCallItem, ordinal: ordinal}
 		if id, ok := jsonStringContents(fields[0]); ok && len(id) > 0 && !containsID(seen, id) {
@@ -642,7 +658,7 @@ func appendFunctionCalls(dst, toolCalls []byte, h uint64, comma bool) []byte {
 		ordinal++
 		return true
 	})
-	return dst
+	return dst, ordinal >= 0
 }
 
 // containsID reports whether list holds b.

@@ -31,14 +31,21 @@ package translate
 // types and roles are read. Joined text is the raw string contents back to back: each escape sequence is
 // whole inside its literal, so the concatenation is a valid literal too.
 //
-// One scan finds the top-level fields (jsonscan.Skim), and each array the bridge walks (items, parts,
-// tools) is read element by element by the scan that lists the element's members and finds its end, so
-// each level of the input is scanned once more than the level above it, with loops: an input nested a
-// million levels deep costs no stack. (gjson's ForEach would add a scan of every array, and decode every
-// escaped string it passes.) The only allocations are the output's and the echo's buffers when they are
-// too small, and error messages.
+// The top-level fields are those RequestBody.Parse located (or one jsonscan.Skim finds them), and each
+// array the bridge walks (items, parts, tools) is read element by element by the scan that reads the
+// element's members and finds its end (readObject: the input was validated, so strings are skipped to their
+// closing quote and containers by counting brackets), so each level of the input is scanned once more than
+// the level above it, with loops: an input nested a million levels deep costs no stack. The chat request's
+// own top-level members are recorded as they are written, so it is not scanned again either. The only
+// allocations are the output's and the echo's buffers when they are too small, and error messages.
+//
+// The compiled module is small when each write is one call: the writers (write, writeRaw, writeFramed...)
+// are kept out of line, and refusals are built by two helpers (mustBe, refusal) from their text.
 
 import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -217,20 +224,39 @@ var responsesFields = [...]responsesField{
 // Duplicate fields are found with one bit per row.
 var _ [64 - len(responsesFields)]struct{}
 
-// responsesFieldRow is the row of each field name in responsesFields.
-var responsesFieldRow = func() map[string]int {
-	rows := make(map[string]int, len(responsesFields))
-	for i, f := range responsesFields {
-		rows[f.name] = i
+// responsesFieldBySlot is the row+1 of the field name at each nameSlot place, 0 for none.
+var responsesFieldBySlot = func() (table [64]uint8) {
+	for row, f := range responsesFields {
+		table[nameSlot(f.name)] = uint8(row) + 1
 	}
-	return rows
+	return table
 }()
 
-// instructionsRow is the row writeInput reads the instructions from.
-var instructionsRow = responsesFieldRow["instructions"]
+// responsesFieldRow is the row of the field name in responsesFields, and whether it has one.
+func responsesFieldRow(name string) (int, bool) {
+	row := int(responsesFieldBySlot[nameSlot(name)]) - 1
+	return row, row >= 0 && responsesFields[row].name == name
+}
 
-// bridgedMemberLimit bounds the members of an object the bridge reads (an item, a part, a tool), so its
-// member table is a fixed array. Real objects have fewer than ten.
+// nameSlot places a name in a table of 64: no two of the names the bridge reads, top-level fields
+// (responsesFieldBySlot) or object members (objectKeyBySlot), share a place in their table (the test
+// TestNameSlotsArePerfect checks it), so a name is found with one comparison, faster than a map's hash.
+func nameSlot(name string) int {
+	if name == "" {
+		return 0
+	}
+	first, second, last := int(name[0]), int(name[min(1, len(name)-1)]), int(name[len(name)-1])
+	return (2*first + 18*second + 36*last + 23*len(name)) & 63
+}
+
+// instructionsRow is the row writeInput reads the instructions from.
+var instructionsRow, _ = responsesFieldRow("instructions")
+
+// inputRow is input's row: the one field required.
+var inputRow, _ = responsesFieldRow("input")
+
+// bridgedMemberLimit bounds the members of an object the bridge reads (an item, a part, a tool). Real
+// objects have fewer than ten.
 const bridgedMemberLimit = 64
 
 // requestBridge is the state of one bridgeRequest call; it lives on the caller's stack.
@@ -242,15 +268,17 @@ type requestBridge struct {
 	leftOut *[]string
 	// located are the body's top-level members when the caller has them.
 	located []jsonscan.Member
-	// members is the member table of the object being read; each read is done with it before the next.
-	members [bridgedMemberLimit]jsonscan.Member
+	// written, when not nil, receives the chat request's top-level members as they are written, so that
+	// it is parsed without another scan (RequestBody.parseWritten). nested is set while the members written
+	// belong to an object inside a top-level value (a tool's function, a json_schema format).
+	written []jsonscan.Member
+	nested  bool
 	// messages counts the messages written, instructions included; inputMessages those input made.
 	messages, inputMessages int
 	// turn is the assistant message left open, so function calls after it join it.
 	turn assistantTurn
 	// item and part hold the members of the array elements being written: an input item (or a tool) and a
-	// content part of it. They live here, not in eachObject's frame, because a pointer passed through its
-	// visit function would move them to the heap.
+	// content part of it.
 	item, part objectFields
 }
 
@@ -268,58 +296,62 @@ const (
 // accepted. A request the bridge cannot serve statelessly, or that uses a feature the target's chat API
 // lacks, is refused with a 400 naming the field and the fix; echo is then left empty.
 func bridgeRequest(dst, src []byte, opts *bridgeOptions, echo *responsesEcho) ([]byte, *Error) {
-	return bridgeLocated(dst, src, nil, opts, echo)
+	out, _, e := bridgeLocated(dst, src, nil, nil, opts, echo)
+	return out, e
 }
 
 // bridgeLocated is bridgeRequest for a body whose top-level members are already located (RequestBody.Parse
 // did it): the bridge reads them instead of scanning the body once more. nil: the bridge locates them.
-func bridgeLocated(dst, src []byte, located []jsonscan.Member, opts *bridgeOptions, echo *responsesEcho) ([]byte, *Error) {
+// written, when not nil, is a buffer for the chat request's top-level members, which it returns recorded as
+// they were written (for RequestBody.parseWritten); nil: they are not recorded.
+func bridgeLocated(dst, src []byte, located, written []jsonscan.Member, opts *bridgeOptions,
+	echo *responsesEcho) (chat []byte, members []jsonscan.Member, e *Error) {
 	*echo = responsesEcho{buf: echo.buf[:0], leftOut: echo.leftOut[:0], storeAsked: true}
 	var values [len(responsesFields)][]byte
-	b := requestBridge{opts: opts, leftOut: &echo.leftOut, located: located}
-	if e := b.locate(src, &values); e != nil {
-		return dst[:0], e
+	b := requestBridge{opts: opts, leftOut: &echo.leftOut, located: located, written: written[:0]}
+	present, e := b.locate(src, &values)
+	if e != nil {
+		return dst[:0], written, e
 	}
 	// Most of the chat request is the input copied: one allocation when dst is new.
 	b.out = dst[:0]
 	if cap(b.out) < len(src)+256 {
 		b.out = make([]byte, 0, len(src)+256)
 	}
-	b.out = append(b.out, '{')
-	for row := range values {
-		raw := values[row]
-		if raw == nil {
-			if responsesFields[row].handling == writeInput {
-				return b.out[:0], NewError(ErrInvalidParameter, "input", "input is required: send the "+
-					"conversation as a string or an array of items (the gateway keeps no earlier turns)")
-			}
-			continue
+	b.writeByte('{')
+	// The fields sent, in the table's order, and input's row, whose absence is refused there.
+	for rows := present | 1<<inputRow; rows != 0; rows &= rows - 1 {
+		row := bits.TrailingZeros64(rows)
+		if values[row] == nil {
+			return b.out[:0], b.written, NewError(ErrInvalidParameter, "input", "input is required: send the "+
+				"conversation as a string or an array of items (the gateway keeps no earlier turns)")
 		}
-		if e := b.writeField(&responsesFields[row], raw, &values); e != nil {
-			return b.out[:0], e
+		if e := b.writeField(&responsesFields[row], values[row], &values); e != nil {
+			return b.out[:0], b.written, e
 		}
 	}
-	b.out = append(b.out, '}')
-	fillEcho(echo, &values)
-	return b.out, nil
+	b.writeByte('}')
+	b.endWritten()
+	fillEcho(echo, &values, present)
+	return b.out, b.written, nil
 }
 
-// locate finds each top-level field's value (values, by row), refusing unknown and repeated fields and
-// those that need server state.
-func (b *requestBridge) locate(src []byte, values *[len(responsesFields)][]byte) *Error {
+// locate finds each top-level field's value (values, by row; present has a bit per row found), refusing
+// unknown and repeated fields and those that need server state.
+func (b *requestBridge) locate(src []byte, values *[len(responsesFields)][]byte) (present uint64, e *Error) {
 	// One member more than the table has rows: a body with more has an unknown or repeated field among its
 	// first len(responsesFields)+1 members, which is then named.
-	limit := len(responsesFields) + 1
+	const limit = len(responsesFields) + 1
 	members, err := b.located, error(nil)
 	if members == nil {
-		members, err = jsonscan.Skim(src, b.members[:0], limit)
+		var table [limit]jsonscan.Member
+		members, err = jsonscan.Skim(src, table[:0], limit)
 	} else if len(members) > limit {
 		members, err = members[:limit], jsonscan.ErrTooManyMembers
 	}
 	if err != nil && err != jsonscan.ErrTooManyMembers {
-		return NewError(ErrInvalidJSON, "", "the request body is not a JSON object: "+err.Error())
+		return 0, NewError(ErrInvalidJSON, "", "the request body is not a JSON object: "+err.Error())
 	}
-	var seen uint64
 	for _, m := range members {
 		var name string
 		if m.KeyEscaped {
@@ -327,54 +359,50 @@ func (b *requestBridge) locate(src []byte, values *[len(responsesFields)][]byte)
 		} else {
 			name = bytesAsString(m.Key(src))
 		}
-		row, known := responsesFieldRow[name]
+		row, known := responsesFieldRow(name)
 		if !known {
 			name = strings.Clone(name) // a view of src would outlive it in the error
-			return NewError(ErrUnsupportedParameter, name, "unknown parameter: "+quoteForMessage(name)+
+			return 0, NewError(ErrUnsupportedParameter, name, "unknown parameter: "+quoteForMessage(name)+
 				" is not a Responses API field the gateway can bridge to a provider that has only Chat Completions: "+
 				"remove it, or route to an openai or azure-openai model, which take the Responses API natively")
 		}
-		if seen&(1<<row) != 0 {
+		if present&(1<<row) != 0 {
 			name = strings.Clone(name)
-			return NewError(ErrInvalidJSON, name, "the request body has the field "+quoteForMessage(name)+
+			return 0, NewError(ErrInvalidJSON, name, "the request body has the field "+quoteForMessage(name)+
 				" more than once: send each field once")
 		}
-		seen |= 1 << row
+		present |= 1 << row
 		raw := m.Value(src)
 		values[row] = raw
 		f := &responsesFields[row]
-		switch f.handling {
-		case refuseUnlessNull:
-			if !isJSONNull(raw) {
-				return NewError(ErrUnsupportedParameter, f.name, f.refusal)
-			}
-		case refuseIfTrue:
-			switch string(raw) {
-			case "true":
-				return NewError(ErrUnsupportedParameter, f.name, f.refusal)
-			case "false", "null":
-			default:
-				return NewError(ErrInvalidParameter, f.name, f.name+" must be true or false")
-			}
-		case readStore:
-			switch string(raw) {
-			case "true", "false", "null":
-			default:
-				return NewError(ErrInvalidParameter, f.name, "store must be true or false")
-			}
+		if f.handling != refuseUnlessNull && f.handling != refuseIfTrue && f.handling != readStore {
+			continue
+		}
+		if f.handling == refuseUnlessNull && !isJSONNull(raw) || f.handling == refuseIfTrue && string(raw) == "true" {
+			return 0, NewError(ErrUnsupportedParameter, f.name, f.refusal)
+		}
+		if f.handling != refuseUnlessNull && string(raw) != "true" && string(raw) != "false" && !isJSONNull(raw) {
+			return 0, fieldPath(f.name).mustBe("", "true or false")
+		}
+		if f.handling == readStore && string(raw) == "true" {
+			// Nothing is stored: said in x-aidialect-dropped-params now, rather than by the refusal of the
+			// next turn's previous_response_id or item_reference.
+			*b.leftOut = append(*b.leftOut, f.name)
 		}
 	}
 	if err != nil {
-		return NewError(ErrInvalidJSON, "", "the request body has more top-level fields than the Responses API has")
+		return 0, NewError(ErrInvalidJSON, "", "the request body has more top-level fields than the Responses API has")
 	}
-	return nil
+	return present, nil
 }
 
-// fillEcho copies the echoed values into echo.buf, sized once so the views into it stay valid, and sets
-// echo's flags.
-func fillEcho(echo *responsesEcho, values *[len(responsesFields)][]byte) {
+// fillEcho copies the echoed values (of the rows present) into echo.buf, sized once so the views into it
+// stay valid, and sets echo's flags.
+func fillEcho(echo *responsesEcho, values *[len(responsesFields)][]byte, present uint64) {
 	need := 0
-	for row, raw := range values {
+	for rows := present; rows != 0; rows &= rows - 1 {
+		row := bits.TrailingZeros64(rows)
+		raw := values[row]
 		switch f := &responsesFields[row]; {
 		case f.echo != echoNothing:
 			need += len(raw)
@@ -389,8 +417,10 @@ func fillEcho(echo *responsesEcho, values *[len(responsesFields)][]byte) {
 	if cap(buf) < need {
 		buf = make([]byte, 0, need)
 	}
-	for row, raw := range values {
-		if slot := responsesFields[row].echo; slot != echoNothing && raw != nil {
+	for rows := present; rows != 0; rows &= rows - 1 {
+		row := bits.TrailingZeros64(rows)
+		if slot := responsesFields[row].echo; slot != echoNothing {
+			raw := values[row]
 			start := len(buf)
 			buf = append(buf, raw...)
 			*echo.slot(slot) = buf[start:len(buf):len(buf)]
@@ -404,10 +434,9 @@ func (b *requestBridge) writeField(f *responsesField, raw []byte, values *[len(r
 	switch f.handling {
 	case copyModel:
 		if raw[0] != '"' {
-			return NewError(ErrInvalidParameter, "model", "model must be a string naming the model")
+			return fieldPath("model").mustBe("", "a string naming the model")
 		}
-		b.key("model")
-		b.out = append(b.out, raw...)
+		b.writeMember("model", raw)
 	case writeInput:
 		return b.writeMessages(values[instructionsRow], raw)
 	case writeTools:
@@ -423,65 +452,191 @@ func (b *requestBridge) writeField(f *responsesField, raw []byte, values *[len(r
 			return nil
 		}
 		if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') || isFractionOrExponent(raw) {
-			return NewError(ErrInvalidParameter, f.name, "max_output_tokens must be an integer")
+			return fieldPath(f.name).mustBe("", "an integer")
 		}
-		b.key(orDefault(b.opts.maxTokensField, "max_completion_tokens"))
-		b.out = append(b.out, raw...)
+		b.writeMember(orDefault(b.opts.maxTokensField, "max_completion_tokens"), raw)
 	case copyValue:
 		b.copyUnlessNull(f.name, raw)
 	case copyOpenAIParam:
 		if b.opts.openAIParams {
 			b.copyUnlessNull(f.name, raw)
 		} else if !isJSONNull(raw) {
-			*b.leftOut = append(*b.leftOut, f.name)
+			b.leaveOut(f.name)
 		}
 	case writeStream:
 		switch string(raw) {
 		case "null":
-		case "true":
-			b.key("stream")
-			b.out = append(b.out, "true"...)
-			if b.opts.streamUsage {
+		case "true", "false":
+			b.writeMember("stream", raw)
+			if raw[0] == 't' && b.opts.streamUsage {
 				// The terminal event of a Responses stream carries usage; only this chunk can give it.
-				b.out = append(b.out, `,"stream_options":{"include_usage":true}`...)
+				b.key("stream_options")
+				b.write(`{"include_usage":true}`)
 			}
-		case "false":
-			b.key("stream")
-			b.out = append(b.out, "false"...)
 		default:
-			return NewError(ErrInvalidParameter, "stream", "stream must be true or false")
+			return fieldPath("stream").mustBe("", "true or false")
 		}
 	}
 	return nil
 }
 
+// The writers of the chat request. Each is kept out of line: an append inlined is several hundred bytes of
+// the compiled module, a call a few dozen.
+
+// write appends s.
+//
+//go:noinline
+func (b *requestBridge) write(s string) { b.out = append(b.out, s...) }
+
+// writeRaw appends raw, JSON as the client wrote it.
+//
+//go:noinline
+func (b *requestBridge) writeRaw(raw []byte) { b.out = append(b.out, raw...) }
+
+// writeByte appends c.
+//
+//go:noinline
+func (b *requestBridge) writeByte(c byte) { b.out = append(b.out, c) }
+
+// writeFramed appends prefix, raw and suffix: a value of the client's between two fixed fragments.
+//
+//go:noinline
+func (b *requestBridge) writeFramed(prefix string, raw []byte, suffix string) {
+	b.out = append(append(append(b.out, prefix...), raw...), suffix...)
+}
+
 // key writes the name of the next member of the object being written, after a comma unless it is the
-// first.
+// first, and records a top-level member for written.
+//
+//go:noinline
 func (b *requestBridge) key(name string) {
 	if b.out[len(b.out)-1] != '{' {
 		b.out = append(b.out, ',')
+	}
+	if b.written != nil && !b.nested {
+		// The value's end is known when the next member starts (endWritten).
+		start := len(b.out)
+		b.written = append(b.written, jsonscan.Member{KeyStart: start, KeyEnd: start + len(name) + 2,
+			ValStart: start + len(name) + 3})
 	}
 	b.out = append(b.out, '"')
 	b.out = append(b.out, name...)
 	b.out = append(b.out, '"', ':')
 }
 
-// copyUnlessNull writes the member name: raw, unless raw is null.
-func (b *requestBridge) copyUnlessNull(name string, raw []byte) {
-	if raw != nil && !isJSONNull(raw) {
-		b.key(name)
-		b.out = append(b.out, raw...)
+// endWritten sets the ends of the recorded top-level members once the object is closed: each value ends at
+// the comma before the next member, the last at the closing brace (the bridge writes no whitespace).
+func (b *requestBridge) endWritten() {
+	members := b.written
+	for i := range members {
+		end := len(b.out) - 1
+		if i+1 < len(members) {
+			end = members[i+1].KeyStart - 1
+		}
+		members[i].ValEnd = end
 	}
 }
 
+// unwrite drops what was written from start on, a member recorded there included.
+func (b *requestBridge) unwrite(start int) {
+	b.out = b.out[:start]
+	for n := len(b.written); n > 0 && b.written[n-1].KeyStart >= start; n-- {
+		b.written = b.written[:n-1]
+	}
+}
+
+// writeMember writes the member name: raw.
+//
+//go:noinline
+func (b *requestBridge) writeMember(name string, raw []byte) {
+	b.key(name)
+	b.out = append(b.out, raw...)
+}
+
+// copyUnlessNull writes the member name: raw, unless raw is absent or null.
+//
+//go:noinline
+func (b *requestBridge) copyUnlessNull(name string, raw []byte) {
+	if raw != nil && !isJSONNull(raw) {
+		b.writeMember(name, raw)
+	}
+}
+
+// leaveOut records a field sent that the target's chat API lacks.
+//
+//go:noinline
+func (b *requestBridge) leaveOut(name string) { *b.leftOut = append(*b.leftOut, name) }
+
+// objectKey names a member of a Responses object the bridge reads.
+type objectKey uint8
+
+const (
+	keyType objectKey = iota
+	keyRole
+	keyContent
+	keyID
+	keyCallID
+	keyName
+	keyArguments
+	keyOutput
+	keyText
+	keyRefusal
+	keyImageURL
+	keyDetail
+	keyFileID
+	keyFileData
+	keyFileURL
+	keyFilename
+	keyDescription
+	keyParameters
+	keyStrict
+	keyMode
+	keyTools
+	keyFormat
+	keyVerbosity
+	keySchema
+	keyEffort
+	objectKeyCount
+)
+
+// objectKeyNames are the member names, by objectKey.
+var objectKeyNames = [objectKeyCount]string{keyType: "type", keyRole: "role", keyContent: "content", keyID: "id",
+	keyCallID: "call_id", keyName: "name", keyArguments: "arguments", keyOutput: "output", keyText: "text",
+	keyRefusal: "refusal", keyImageURL: "image_url", keyDetail: "detail", keyFileID: "file_id",
+	keyFileData: "file_data", keyFileURL: "file_url", keyFilename: "filename", keyDescription: "description",
+	keyParameters: "parameters", keyStrict: "strict", keyMode: "mode", keyTools: "tools", keyFormat: "format",
+	keyVerbosity: "verbosity", keySchema: "schema", keyEffort: "effort"}
+
+// objectKeyBySlot is the objectKey+1 of the name at each nameSlot place, 0 for none.
+var objectKeyBySlot = func() (table [64]objectKey) {
+	for k, name := range objectKeyNames {
+		table[nameSlot(name)] = objectKey(k) + 1
+	}
+	return table
+}()
+
+// objectKeyOf is the objectKey of a member's key (the literal, with its quotes), and whether the bridge reads
+// it. A key written with escapes is decoded (it allocates; no client does it).
+func objectKeyOf(literal []byte, escaped bool) (objectKey, bool) {
+	name := literal[1 : len(literal)-1]
+	if escaped {
+		name = []byte(decodeJSONString(literal))
+	}
+	k := objectKeyBySlot[nameSlot(bytesAsString(name))]
+	if k == 0 || objectKeyNames[k-1] != string(name) {
+		return 0, false
+	}
+	return k - 1, true
+}
+
 // objectFields are the members of a Responses object (an item, a content part, a tool, tool_choice, text,
-// text.format, reasoning) the bridge reads, as raw JSON views of the request; nil when absent or null.
-// Other members are passed over: replayed items carry id, status, phase, annotations and logprobs, which
-// chat has no place for.
+// text.format, reasoning) the bridge reads, as raw JSON views of the request: value[k] is nil when absent or
+// null. Other members are passed over: replayed items carry id, status, phase, annotations and logprobs,
+// which chat has no place for.
 type objectFields struct {
-	typ, role, content, id, callID, name, arguments, output, text, refusal, imageURL, detail, fileID,
-	fileData, fileURL, filename, description, parameters, strict, mode, tools, format, verbosity, schema,
-	effort []byte
+	value [objectKeyCount][]byte
+	// set has a bit per value the last read set: the next read clears those only.
+	set uint32
 }
 
 // objectRead is how reading an object went.
@@ -493,93 +648,157 @@ const (
 	readTooManyMembers
 )
 
-// read fills f with the members of the object that starts at raw[0] and returns the offset after it.
-func (b *requestBridge) read(raw []byte, f *objectFields) (int, objectRead) {
-	*f = objectFields{}
-	members, err := jsonscan.Skim(raw, b.members[:0], len(b.members))
-	if err == jsonscan.ErrTooManyMembers {
-		return 0, readTooManyMembers
+// readObject fills f with the members of the object that starts at raw[0] and returns the offset after it.
+// The input was validated by Parse, so values are skipped without being checked again; a broken one (a
+// body that skipped Parse) ends the read as not an object, never a panic. A repeated member's last value
+// counts.
+func readObject(raw []byte, f *objectFields) (int, objectRead) {
+	for set := f.set; set != 0; set &= set - 1 {
+		f.value[bits.TrailingZeros32(set)] = nil
 	}
-	if err != nil {
+	f.set = 0
+	if len(raw) == 0 || raw[0] != '{' {
 		return 0, readNotObject
 	}
-	// Skim returned at the object's closing brace: after the last value (or the opening brace) and
-	// whitespace.
-	end := 1
-	if len(members) > 0 {
-		end = members[len(members)-1].ValEnd
+	i := skipJSONSpace(raw, 1)
+	if i < len(raw) && raw[i] == '}' {
+		return i + 1, readOK
 	}
-	end = skipJSONSpace(raw, end) + 1
-	for _, m := range members {
-		v := m.Value(raw)
-		if isJSONNull(v) {
-			continue
+	for n := 1; ; n++ {
+		if i >= len(raw) || raw[i] != '"' {
+			return 0, readNotObject
 		}
-		var name string
-		if m.KeyEscaped {
-			name = decodeJSONString(raw[m.KeyStart:m.KeyEnd])
-		} else {
-			name = bytesAsString(m.Key(raw))
+		keyStart := i
+		keyEnd, keyEscaped := stringEnd(raw, i)
+		if keyEnd < 0 {
+			return 0, readNotObject
 		}
-		switch name {
-		case "type":
-			f.typ = v
-		case "role":
-			f.role = v
-		case "content":
-			f.content = v
-		case "id":
-			f.id = v
-		case "call_id":
-			f.callID = v
-		case "name":
-			f.name = v
-		case "arguments":
-			f.arguments = v
-		case "output":
-			f.output = v
-		case "text":
-			f.text = v
-		case "refusal":
-			f.refusal = v
-		case "image_url":
-			f.imageURL = v
-		case "detail":
-			f.detail = v
-		case "file_id":
-			f.fileID = v
-		case "file_data":
-			f.fileData = v
-		case "file_url":
-			f.fileURL = v
-		case "filename":
-			f.filename = v
-		case "description":
-			f.description = v
-		case "parameters":
-			f.parameters = v
-		case "strict":
-			f.strict = v
-		case "mode":
-			f.mode = v
-		case "tools":
-			f.tools = v
-		case "format":
-			f.format = v
-		case "verbosity":
-			f.verbosity = v
-		case "schema":
-			f.schema = v
-		case "effort":
-			f.effort = v
+		if i = skipJSONSpace(raw, keyEnd); i >= len(raw) || raw[i] != ':' {
+			return 0, readNotObject
+		}
+		valStart := skipJSONSpace(raw, i+1)
+		valEnd := valueEnd(raw, valStart)
+		if valEnd <= valStart {
+			return 0, readNotObject
+		}
+		if n > bridgedMemberLimit {
+			return 0, readTooManyMembers
+		}
+		if v := raw[valStart:valEnd]; !isJSONNull(v) {
+			if k, ok := objectKeyOf(raw[keyStart:keyEnd], keyEscaped); ok {
+				f.value[k] = v
+				f.set |= 1 << k
+			}
+		}
+		if i = skipJSONSpace(raw, valEnd); i >= len(raw) {
+			return 0, readNotObject
+		}
+		switch raw[i] {
+		case ',':
+			i = skipJSONSpace(raw, i+1)
+		case '}':
+			return i + 1, readOK
+		default:
+			return 0, readNotObject
 		}
 	}
-	return end, readOK
 }
 
-// readObject is read, refusing (as the value at at) a value that is not an object or too big an object.
-func (b *requestBridge) readObject(raw []byte, f *objectFields, at paramPath) *Error {
-	_, read := b.read(raw, f)
+// stringEnd is the offset after the JSON string that starts at raw[i] (a quote), or -1 when it does not
+// end, and whether the string holds a backslash: a backslash skips the byte after it, so the string ends at
+// the first quote after an even run of backslashes.
+func stringEnd(raw []byte, i int) (end int, escaped bool) {
+	for i++; i < len(raw); i += 2 {
+		if i = quoteOrBackslash(raw, i); i >= len(raw) {
+			break
+		}
+		if raw[i] == '"' {
+			return i + 1, escaped
+		}
+		escaped = true
+	}
+	return -1, escaped
+}
+
+// quoteOrBackslash is the offset of the first quote or backslash at or after i (len(raw) when there is
+// none), looked for eight bytes at a time: a string's bytes cost a few instructions per eight.
+func quoteOrBackslash(raw []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(raw); i += 8 {
+		x := binary.LittleEndian.Uint64(raw[i:])
+		// A byte of x^(ones*c) is zero where x has c; (y-ones)&^y&highs flags the first zero byte exactly
+		// (a borrow can flag bytes after it only).
+		q, s := x^(ones*'"'), x^(ones*'\\')
+		if m := ((q-ones)&^q | (s-ones)&^s) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(raw) && raw[i] != '"' && raw[i] != '\\' {
+		i++
+	}
+	return i
+}
+
+// textEnd is stringEnd for strings that may be long (texts, not keys): IndexByte looks for each quote with
+// vector instructions where there are, and a quote after an odd run of backslashes is passed over.
+func textEnd(raw []byte, i int) int {
+	for j := i + 1; j < len(raw); {
+		k := bytes.IndexByte(raw[j:], '"')
+		if k < 0 {
+			break
+		}
+		j += k
+		escaped := false
+		for p := j - 1; p > i && raw[p] == '\\'; p-- {
+			escaped = !escaped
+		}
+		if j++; !escaped {
+			return j
+		}
+	}
+	return -1
+}
+
+// valueEnd is the offset after the JSON value that starts at raw[i], or -1 when a string or container does
+// not end. A container is passed over by counting brackets, with a loop.
+func valueEnd(raw []byte, i int) int {
+	if i >= len(raw) {
+		return -1
+	}
+	switch raw[i] {
+	case '"':
+		return textEnd(raw, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(raw); i++ {
+			switch raw[i] {
+			case '"':
+				end := textEnd(raw, i)
+				if end < 0 {
+					return -1
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(raw) && raw[j] != ',' && raw[j] != '}' && raw[j] != ']' && !isJSONSpace(raw[j]) {
+		j++
+	}
+	return j
+}
+
+// readObjectAt is readObject, refusing (as the value at at) a value that is not an object or too big an
+// object.
+func readObjectAt(raw []byte, f *objectFields, at paramPath) *Error {
+	_, read := readObject(raw, f)
 	return readRefusal(read, at)
 }
 
@@ -587,46 +806,87 @@ func (b *requestBridge) readObject(raw []byte, f *objectFields, at paramPath) *E
 func readRefusal(read objectRead, at paramPath) *Error {
 	switch read {
 	case readNotObject:
-		return NewError(ErrInvalidParameter, at.String(), at.String()+" must be an object")
+		return at.mustBe("", "an object")
 	case readTooManyMembers:
-		return NewError(ErrInvalidParameter, at.String(), at.String()+" has more than "+
-			strconv.Itoa(bridgedMemberLimit)+" fields: send only the fields of the Responses API")
+		return at.refusal(ErrInvalidParameter, "", " has more than "+strconv.Itoa(bridgedMemberLimit)+
+			" fields: send only the fields of the Responses API")
 	}
 	return nil
 }
 
-// eachObject reads each element of the array raw, which must be an object, into f and calls visit with
-// its index, until visit fails. Each element is read by the one scan that finds where it ends. The
-// elements are found at place: place's list itself when inner is "", else the array inner in place.
-func (b *requestBridge) eachObject(raw []byte, place paramPath, inner string, f *objectFields, visit func(i int) *Error) *Error {
-	pos := skipJSONSpace(raw, 1) // after the '['
-	if pos < len(raw) && raw[pos] == ']' {
-		return nil
-	}
-	for i := 0; ; i++ {
-		n, read := b.read(raw[pos:], f)
-		if e := readRefusal(read, place.element(inner, i)); e != nil {
-			return e
-		}
-		if e := visit(i); e != nil {
-			return e
-		}
-		pos = skipJSONSpace(raw, pos+n)
-		switch {
-		case pos < len(raw) && raw[pos] == ',':
-			pos = skipJSONSpace(raw, pos+1)
-		case pos < len(raw) && raw[pos] == ']':
-			return nil
-		default:
-			// Only a body that skipped Parse gets here.
-			return NewError(ErrInvalidJSON, place.String(), place.String()+" is not a valid JSON array")
-		}
-	}
+// objectList walks an array of objects, reading each element by the one scan that finds where it ends:
+//
+//	for list.next(&f) { ... list.at() ... }
+//	if list.err != nil { ... }
+type objectList struct {
+	raw []byte
+	pos int
+	// i is the index of the element at pos (being read, or read last), -1 before the first.
+	i int
+	// place and inner say where the elements are: place's list itself when inner is "", else the array
+	// inner in place.
+	place paramPath
+	inner string
+	// err is why the walk stopped early: an element that is not an object, or an array that does not end
+	// (only a body that skipped Parse has one).
+	err *Error
 }
+
+func newObjectList(raw []byte, place paramPath, inner string) objectList {
+	return objectList{raw: raw, i: -1, place: place, inner: inner}
+}
+
+// next reads the next element into f; false at the end of the array or on a failure (err).
+func (l *objectList) next(f *objectFields) bool { return l.more() && l.read(f) }
+
+// more moves to the next element (element is its bytes on); false at the end of the array or on a failure
+// (err).
+func (l *objectList) more() bool {
+	if l.i < 0 {
+		if l.pos = skipJSONSpace(l.raw, 1); l.pos < len(l.raw) && l.raw[l.pos] == ']' { // after the '['
+			return false
+		}
+	} else {
+		l.pos = skipJSONSpace(l.raw, l.pos)
+		switch {
+		case l.pos < len(l.raw) && l.raw[l.pos] == ',':
+			l.pos = skipJSONSpace(l.raw, l.pos+1)
+		case l.pos < len(l.raw) && l.raw[l.pos] == ']':
+			return false
+		default:
+			l.err = l.place.refusal(ErrInvalidJSON, "", " is not a valid JSON array")
+			return false
+		}
+	}
+	l.i++
+	return true
+}
+
+// element is the array from the element more moved to on.
+func (l *objectList) element() []byte { return l.raw[l.pos:] }
+
+// passed takes the element more moved to, and the count-1 after it, as n bytes long, when they were read
+// another way than read's.
+func (l *objectList) passed(n, count int) { l.pos, l.i = l.pos+n, l.i+count-1 }
+
+// read reads the element more moved to into f; false on a failure (err).
+func (l *objectList) read(f *objectFields) bool {
+	n, read := readObject(l.raw[l.pos:], f)
+	if l.err = readRefusal(read, l.at()); l.err != nil {
+		return false
+	}
+	l.pos += n
+	return true
+}
+
+// at is the place of the element read last.
+func (l *objectList) at() paramPath { return l.place.element(l.inner, l.i) }
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
 // skipJSONSpace is the offset of the first byte at or after i that is not JSON whitespace.
 func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+	for i < len(b) && isJSONSpace(b[i]) {
 		i++
 	}
 	return i
@@ -669,46 +929,80 @@ func (w paramPath) String() string {
 	return s
 }
 
-// member is the member name of the object at w.
-func (w paramPath) member(name string) string { return w.String() + "." + name }
+// member is the member name of the object at w; w itself when name is "".
+func (w paramPath) member(name string) string {
+	if name == "" {
+		return w.String()
+	}
+	return w.String() + "." + name
+}
+
+// mustBe refuses the member name of the object at w (w itself when name is "") as invalid: its place, then
+// "must be" what.
+//
+//go:noinline
+func (w paramPath) mustBe(name, what string) *Error {
+	param := w.member(name)
+	return NewError(ErrInvalidParameter, param, param+" must be "+what)
+}
+
+// refusal refuses the object at w, or its member name when name is not "": the message is w's place then
+// why.
+//
+//go:noinline
+func (w paramPath) refusal(code ErrorCode, name, why string) *Error {
+	at := w.String()
+	return NewError(code, w.member(name), at+why)
+}
 
 // writeMessages writes the chat messages: the instructions, then what each input item becomes.
 func (b *requestBridge) writeMessages(instructions, input []byte) *Error {
 	b.key("messages")
-	b.out = append(b.out, '[')
+	b.writeByte('[')
 	if instructions != nil && !isJSONNull(instructions) {
 		if !isJSONString(instructions) {
-			return NewError(ErrInvalidParameter, "instructions", "instructions must be a string")
+			return fieldPath("instructions").mustBe("", "a string")
 		}
 		b.openMessage("system")
-		b.out = append(b.out, `,"content":`...)
-		b.out = append(b.out, instructions...)
-		b.out = append(b.out, '}')
+		b.writeFramed(`,"content":`, instructions, "}")
 	}
 	switch {
 	case isJSONString(input):
 		b.openMessage("user")
-		b.out = append(b.out, `,"content":`...)
-		b.out = append(b.out, input...)
-		b.out = append(b.out, '}')
+		b.writeFramed(`,"content":`, input, "}")
 		b.inputMessages++
 	case input[0] == '[':
-		if e := b.eachObject(input, fieldPath("input"), "", &b.item, b.writeItem); e != nil {
-			return e
+		items := newObjectList(input, fieldPath("input"), "")
+		for items.more() {
+			if n, count := b.copyTextMessages(items.element()); count > 0 {
+				items.passed(n, count)
+				continue
+			}
+			if !items.read(&b.item) {
+				break
+			}
+			if e := b.writeItem(items.at(), &b.item); e != nil {
+				return e
+			}
+		}
+		if items.err != nil {
+			return items.err
 		}
 		b.closeTurn()
 	default:
-		return NewError(ErrInvalidParameter, "input", "input must be a string or an array of items")
+		return fieldPath("input").mustBe("", "a string or an array of items")
 	}
 	if b.inputMessages == 0 {
 		return NewError(ErrInvalidParameter, "input", "input has no message: send at least one message, "+
 			"function_call or function_call_output item (reasoning items alone are dropped, for chat has no place for them)")
 	}
-	b.out = append(b.out, ']')
+	b.writeByte(']')
 	return nil
 }
 
 // openMessage starts a message object with its role; the caller writes the rest and closes it.
+//
+//go:noinline
 func (b *requestBridge) openMessage(role string) {
 	if b.messages > 0 {
 		b.out = append(b.out, ',')
@@ -723,123 +1017,194 @@ func (b *requestBridge) openMessage(role string) {
 func (b *requestBridge) closeTurn() {
 	switch b.turn {
 	case turnText:
-		b.out = append(b.out, '}')
+		b.writeByte('}')
 	case turnToolCalls:
-		b.out = append(b.out, "]}"...)
+		b.write("]}")
 	}
 	b.turn = noTurn
 }
 
-// writeItem writes what input item i, whose members are in b.item, becomes.
-func (b *requestBridge) writeItem(i int) *Error {
-	at, f := elementPath("input", i), &b.item
+// writeItem writes what the input item at, whose members are f, becomes.
+func (b *requestBridge) writeItem(at paramPath, f *objectFields) *Error {
+	typ := f.value[keyType]
 	switch {
-	case f.typ == nil && f.role != nil, jsonStringIs(f.typ, "message"):
+	case typ == nil && f.value[keyRole] != nil, jsonStringIs(typ, "message"):
 		b.closeTurn()
 		return b.writeMessage(at, f)
-	case jsonStringIs(f.typ, "function_call"):
+	case jsonStringIs(typ, "function_call"):
 		return b.writeFunctionCall(at, f)
-	case jsonStringIs(f.typ, "function_call_output"):
+	case jsonStringIs(typ, "function_call_output"):
 		b.closeTurn()
 		return b.writeFunctionOutput(at, f)
-	case jsonStringIs(f.typ, "reasoning"):
+	case jsonStringIs(typ, "reasoning"):
 		return nil
-	case jsonStringIs(f.typ, "item_reference"), f.typ == nil && f.id != nil:
+	case jsonStringIs(typ, "item_reference"), typ == nil && f.value[keyID] != nil:
 		return NewError(ErrUnsupportedParameter, "input", at.String()+" is an item_reference, a pointer to an "+
 			"item stored at OpenAI, and the gateway keeps no stored items: send store: false with the full "+
 			"history in input (AI SDK: providerOptions.openai.store = false)")
-	case f.typ == nil:
-		return NewError(ErrInvalidParameter, at.member("type"), at.String()+" has neither type nor role: "+
+	case typ == nil:
+		return at.refusal(ErrInvalidParameter, "type", " has neither type nor role: "+
 			"send a message (role and content), function_call or function_call_output item")
-	case !isJSONString(f.typ):
-		return NewError(ErrInvalidParameter, at.member("type"), at.member("type")+" must be a string")
+	case !isJSONString(typ):
+		return at.mustBe("type", "a string")
 	}
-	return NewError(ErrUnsupportedParameter, at.member("type"), at.String()+" is a "+
-		quoteForMessage(decodeJSONString(f.typ))+" item, which a provider that has only Chat Completions cannot "+
-		"take (the bridge takes message, function_call, function_call_output and reasoning items): remove it, "+
-		"or route to an openai or azure-openai model")
+	return at.refusal(ErrUnsupportedParameter, "type", " is a "+quoteForMessage(decodeJSONString(typ))+" item, "+
+		"which a provider that has only Chat Completions cannot take (the bridge takes message, function_call, "+
+		"function_call_output and reasoning items): remove it, or route to an openai or azure-openai model")
+}
+
+// copyTextMessages copies the run of text messages (textMessage) that starts items, separated by bare
+// commas, as it is: they are chat messages already, and the commas the chat array's; writeItem would write
+// the same bytes, member by member. It returns the bytes and the items it took; 0 when the first item is no
+// text message.
+func (b *requestBridge) copyTextMessages(items []byte) (n, count int) {
+	assistant := false
+	for length, isAssistant := textMessage(items); length > 0; {
+		n, count, assistant = n+length, count+1, isAssistant
+		if n+1 >= len(items) || items[n] != ',' {
+			break
+		}
+		if length, isAssistant = textMessage(items[n+1:]); length > 0 {
+			n++ // the comma, copied with the next message
+		}
+	}
+	if count == 0 {
+		return 0, 0
+	}
+	if b.turn != noTurn {
+		b.closeTurn()
+	}
+	comma := ","
+	if b.messages == 0 {
+		comma = ""
+	}
+	b.messages += count
+	b.inputMessages += count
+	run := items[:n]
+	if assistant {
+		// Left open, as writeMessage leaves it: function calls right after it are this turn's.
+		run = run[:len(run)-1]
+		b.turn = turnText
+	}
+	b.writeFramed(comma, run, "")
+	return n, count
+}
+
+// textMessage is the length of the message item that starts item when it is written the way SDKs write a
+// text message, {"role":"user","content":"..."} (role user, assistant or system, nothing else, no
+// whitespace), and whether its role is assistant; 0 when the item has another shape.
+func textMessage(item []byte) (n int, assistant bool) {
+	const rolePrefix, contentKey = `{"role":"`, `","content":"`
+	if len(item) < len(rolePrefix)+1 || string(item[:len(rolePrefix)]) != rolePrefix {
+		return 0, false
+	}
+	var role string
+	switch item[len(rolePrefix)] {
+	case 'u':
+		role = "user"
+	case 's':
+		role = "system"
+	case 'a':
+		role = "assistant"
+	default:
+		return 0, false
+	}
+	i := len(rolePrefix) + len(role)
+	if len(item) < i+len(contentKey) || string(item[len(rolePrefix):i]) != role ||
+		string(item[i:i+len(contentKey)]) != contentKey {
+		return 0, false
+	}
+	end := textEnd(item, i+len(contentKey)-1)
+	if end < 0 || end >= len(item) || item[end] != '}' {
+		return 0, false
+	}
+	return end + 1, role == "assistant"
+}
+
+// messageRole is the chat role of a message item's role, "" for none chat has.
+func messageRole(role []byte, developerRole bool) string {
+	switch {
+	case jsonStringIs(role, "user"):
+		return "user"
+	case jsonStringIs(role, "assistant"):
+		return "assistant"
+	case jsonStringIs(role, "system"):
+		return "system"
+	case jsonStringIs(role, "developer") && developerRole:
+		return "developer"
+	case jsonStringIs(role, "developer"):
+		return "system"
+	}
+	return ""
 }
 
 // writeMessage writes the message item at.
 func (b *requestBridge) writeMessage(at paramPath, f *objectFields) *Error {
-	if f.content == nil || !isJSONString(f.content) && f.content[0] != '[' {
-		return NewError(ErrInvalidParameter, at.member("content"), at.member("content")+
-			" must be a string or an array of content parts")
+	content := f.value[keyContent]
+	if content == nil || !isJSONString(content) && content[0] != '[' {
+		return at.mustBe("content", "a string or an array of content parts")
 	}
-	var role string
-	switch {
-	case jsonStringIs(f.role, "user"):
-		role = "user"
-	case jsonStringIs(f.role, "assistant"):
-		role = "assistant"
-	case jsonStringIs(f.role, "system"):
-		role = "system"
-	case jsonStringIs(f.role, "developer"):
-		role = "system"
-		if b.opts.developerRole {
-			role = "developer"
-		}
-	default:
-		return NewError(ErrInvalidParameter, at.member("role"), at.member("role")+
-			" must be user, assistant, system or developer")
+	role := messageRole(f.value[keyRole], b.opts.developerRole)
+	if role == "" {
+		return at.mustBe("role", "user, assistant, system or developer")
 	}
 	b.inputMessages++
 	b.openMessage(role)
-	b.out = append(b.out, `,"content":`...)
-	switch {
-	case isJSONString(f.content):
-		b.out = append(b.out, f.content...)
-	case role == "user":
-		if e := b.writeUserParts(at, f.content); e != nil {
-			return e
-		}
-	default:
-		if e := b.writeJoinedText(at, f.content, role == "assistant"); e != nil {
-			return e
-		}
-	}
+	end := "}"
 	if role == "assistant" {
 		// Left open: function calls right after it are this turn's.
-		b.turn = turnText
+		end, b.turn = "", turnText
+	}
+	if isJSONString(content) {
+		b.writeFramed(`,"content":`, content, end)
 		return nil
 	}
-	b.out = append(b.out, '}')
-	return nil
+	b.write(`,"content":`)
+	var e *Error
+	if role == "user" {
+		e = b.writeUserParts(at, content)
+	} else {
+		e = b.writeJoinedText(at, content, role == "assistant")
+	}
+	b.write(end)
+	return e
 }
 
 // writeUserParts writes the content parts of the user message at, in chat's form.
 func (b *requestBridge) writeUserParts(at paramPath, content []byte) *Error {
-	b.out = append(b.out, '[')
-	e := b.eachObject(content, at, "content", &b.part, func(j int) *Error {
-		part, f := at.part("content", j), &b.part
-		if j > 0 {
-			b.out = append(b.out, ',')
+	b.writeByte('[')
+	parts := newObjectList(content, at, "content")
+	for parts.next(&b.part) {
+		part, f := parts.at(), &b.part
+		if parts.i > 0 {
+			b.writeByte(',')
 		}
+		typ := f.value[keyType]
 		switch {
-		case jsonStringIs(f.typ, "input_text"):
-			if !isJSONString(f.text) {
-				return NewError(ErrInvalidParameter, part.member("text"), part.member("text")+" must be a string")
+		case jsonStringIs(typ, "input_text"):
+			if !isJSONString(f.value[keyText]) {
+				return part.mustBe("text", "a string")
 			}
-			b.out = append(b.out, `{"type":"text","text":`...)
-			b.out = append(b.out, f.text...)
-			b.out = append(b.out, '}')
-		case jsonStringIs(f.typ, "input_image"):
-			return b.writeImage(part, f)
-		case jsonStringIs(f.typ, "input_file"):
-			return b.writeFile(part, f)
-		case jsonStringIs(f.typ, "output_text"), jsonStringIs(f.typ, "refusal"):
-			return NewError(ErrInvalidParameter, part.member("type"), part.String()+" is an assistant's part in a "+
-				"user message: send the user's text as input_text")
-		case f.typ == nil:
-			return NewError(ErrInvalidParameter, part.member("type"), part.String()+" has no type: send "+
-				"input_text, input_image or input_file")
+			b.writeFramed(`{"type":"text","text":`, f.value[keyText], "}")
+		case jsonStringIs(typ, "input_image"):
+			if e := b.writeImage(part, f); e != nil {
+				return e
+			}
+		case jsonStringIs(typ, "input_file"):
+			if e := b.writeFile(part, f); e != nil {
+				return e
+			}
+		case jsonStringIs(typ, "output_text"), jsonStringIs(typ, "refusal"):
+			return part.refusal(ErrInvalidParameter, "type", " is an assistant's part in a user message: send "+
+				"the user's text as input_text")
+		case typ == nil:
+			return part.refusal(ErrInvalidParameter, "type", " has no type: send input_text, input_image or input_file")
 		default:
-			return unsupportedPart(part, f.typ)
+			return unsupportedPart(part, typ)
 		}
-		return nil
-	})
-	b.out = append(b.out, ']')
-	return e
+	}
+	b.writeByte(']')
+	return parts.err
 }
 
 // unsupportedPart refuses a content part of a type chat messages cannot carry.
@@ -848,165 +1213,163 @@ func unsupportedPart(part paramPath, typ []byte) *Error {
 	if isJSONString(typ) {
 		name = "a " + quoteForMessage(decodeJSONString(typ)) + " part"
 	}
-	return NewError(ErrUnsupportedParameter, part.member("type"), part.String()+" is "+name+", which the bridge "+
-		"to Chat Completions cannot carry: send input_text, input_image (image_url) or input_file (file_data)")
+	return part.refusal(ErrUnsupportedParameter, "type", " is "+name+", which the bridge to Chat Completions "+
+		"cannot carry: send input_text, input_image (image_url) or input_file (file_data)")
 }
 
 // writeImage writes the input_image part as an image_url part.
 func (b *requestBridge) writeImage(part paramPath, f *objectFields) *Error {
-	if f.imageURL == nil {
-		if f.fileID != nil {
-			return NewError(ErrUnsupportedParameter, part.String(), part.String()+" names an image by "+
-				"file_id, a file uploaded to OpenAI, which a provider that has only Chat Completions cannot read: "+
-				"send the image as image_url, an https or data: URL (data:image/png;base64,...)")
-		}
-		return NewError(ErrInvalidParameter, part.member("image_url"), part.String()+" has no image_url: send "+
-			"the image as an https or data: URL")
+	url, detail := f.value[keyImageURL], f.value[keyDetail]
+	switch {
+	case url == nil && f.value[keyFileID] != nil:
+		return part.refusal(ErrUnsupportedParameter, "", " names an image by file_id, a file uploaded to OpenAI, "+
+			"which a provider that has only Chat Completions cannot read: send the image as image_url, an https "+
+			"or data: URL (data:image/png;base64,...)")
+	case url == nil:
+		return part.refusal(ErrInvalidParameter, "image_url", " has no image_url: send the image as an https or "+
+			"data: URL")
+	case !isJSONString(url):
+		return part.mustBe("image_url", "a string, an https or data: URL")
 	}
-	if !isJSONString(f.imageURL) {
-		return NewError(ErrInvalidParameter, part.member("image_url"), part.member("image_url")+
-			" must be a string, an https or data: URL")
-	}
-	b.out = append(b.out, `{"type":"image_url","image_url":{"url":`...)
-	b.out = append(b.out, f.imageURL...)
+	b.writeFramed(`{"type":"image_url","image_url":{"url":`, url, "")
 	// "original" (full resolution) has no chat value; the provider's default applies.
-	if f.detail != nil && !jsonStringIs(f.detail, "original") {
-		b.out = append(b.out, `,"detail":`...)
-		b.out = append(b.out, f.detail...)
+	if detail != nil && !jsonStringIs(detail, "original") {
+		b.writeFramed(`,"detail":`, detail, "")
 	}
-	b.out = append(b.out, "}}"...)
+	b.write("}}")
 	return nil
 }
 
 // writeFile writes the input_file part as a file part, for a target that takes OpenAI's file parts.
 func (b *requestBridge) writeFile(part paramPath, f *objectFields) *Error {
+	data, filename := f.value[keyFileData], f.value[keyFilename]
 	fix := "send the file's text as input_text, or route to an openai or azure-openai model"
 	if b.opts.openAIParams {
 		fix = "send its content as file_data (a data: URL such as data:application/pdf;base64,...) with a filename"
 	}
 	switch {
-	case f.fileData != nil && !b.opts.openAIParams:
-		return NewError(ErrUnsupportedParameter, part.String(), part.String()+" is a file, which "+
-			"this model's provider does not take in Chat Completions: "+fix)
-	case f.fileData != nil:
-		if !isJSONString(f.fileData) || f.filename != nil && !isJSONString(f.filename) {
-			return NewError(ErrInvalidParameter, part.member("file_data"), part.String()+
-				": file_data and filename must be strings")
+	case data != nil && !b.opts.openAIParams:
+		return part.refusal(ErrUnsupportedParameter, "", " is a file, which this model's provider does not take "+
+			"in Chat Completions: "+fix)
+	case data != nil:
+		if !isJSONString(data) || filename != nil && !isJSONString(filename) {
+			return part.refusal(ErrInvalidParameter, "file_data", ": file_data and filename must be strings")
 		}
-		b.out = append(b.out, `{"type":"file","file":{"file_data":`...)
-		b.out = append(b.out, f.fileData...)
-		if f.filename != nil {
-			b.out = append(b.out, `,"filename":`...)
-			b.out = append(b.out, f.filename...)
+		b.writeFramed(`{"type":"file","file":{"file_data":`, data, "")
+		if filename != nil {
+			b.writeFramed(`,"filename":`, filename, "")
 		}
-		b.out = append(b.out, "}}"...)
+		b.write("}}")
 		return nil
-	case f.fileID != nil:
-		return NewError(ErrUnsupportedParameter, part.String(), part.String()+" names a file by "+
-			"file_id, a file uploaded to OpenAI, which a provider that has only Chat Completions cannot read: "+fix)
-	case f.fileURL != nil:
-		return NewError(ErrUnsupportedParameter, part.String(), part.String()+" names a file by "+
-			"file_url, which Chat Completions has no equivalent for: "+fix)
+	case f.value[keyFileID] != nil:
+		return part.refusal(ErrUnsupportedParameter, "", " names a file by file_id, a file uploaded to OpenAI, "+
+			"which a provider that has only Chat Completions cannot read: "+fix)
+	case f.value[keyFileURL] != nil:
+		return part.refusal(ErrUnsupportedParameter, "", " names a file by file_url, which Chat Completions has "+
+			"no equivalent for: "+fix)
 	}
-	return NewError(ErrInvalidParameter, part.member("file_data"), part.String()+" has no file_data: "+fix)
+	return part.refusal(ErrInvalidParameter, "file_data", " has no file_data: "+fix)
 }
 
 // writeJoinedText writes the text parts of the content array of the message at as one string, back to
 // back: the content of a system or developer message, or of an assistant turn (whose refusal parts count
 // as text).
 func (b *requestBridge) writeJoinedText(at paramPath, content []byte, assistant bool) *Error {
-	b.out = append(b.out, '"')
-	e := b.eachObject(content, at, "content", &b.part, func(j int) *Error {
-		part, f := at.part("content", j), &b.part
-		text, name := f.text, "text"
+	b.writeByte('"')
+	parts := newObjectList(content, at, "content")
+	for parts.next(&b.part) {
+		part, f := parts.at(), &b.part
+		typ := f.value[keyType]
+		key := keyText
 		switch {
-		case jsonStringIs(f.typ, "input_text"), jsonStringIs(f.typ, "output_text"):
-		case assistant && jsonStringIs(f.typ, "refusal"):
-			text, name = f.refusal, "refusal"
+		case jsonStringIs(typ, "input_text"), jsonStringIs(typ, "output_text"):
+		case assistant && jsonStringIs(typ, "refusal"):
+			key = keyRefusal
+		case assistant:
+			return part.refusal(ErrUnsupportedParameter, "type", " is not a text part, and assistant history is "+
+				"text to Chat Completions: send output_text or refusal parts")
 		default:
-			fix := "a system message takes text only: send input_text parts"
-			if assistant {
-				fix = "assistant history is text to Chat Completions: send output_text or refusal parts"
-			}
-			return NewError(ErrUnsupportedParameter, part.member("type"), part.String()+" is not a text part, and "+fix)
+			return part.refusal(ErrUnsupportedParameter, "type", " is not a text part, and a system message takes "+
+				"text only: send input_text parts")
 		}
-		if !isJSONString(text) {
-			return NewError(ErrInvalidParameter, part.member(name), part.member(name)+" must be a string")
+		if e := b.writeStringContents(part, f, key); e != nil {
+			return e
 		}
-		b.out = append(b.out, text[1:len(text)-1]...)
-		return nil
-	})
-	b.out = append(b.out, '"')
-	return e
+	}
+	b.writeByte('"')
+	return parts.err
+}
+
+// writeStringContents writes the contents of the string member key of the part at (without its quotes),
+// refusing one that is not a string.
+func (b *requestBridge) writeStringContents(part paramPath, f *objectFields, key objectKey) *Error {
+	text := f.value[key]
+	if !isJSONString(text) {
+		return part.mustBe(objectKeyNames[key], "a string")
+	}
+	b.writeRaw(text[1 : len(text)-1])
+	return nil
 }
 
 // writeFunctionCall writes the function_call item at as a tool call of the open assistant turn, opening
 // one if none is.
 func (b *requestBridge) writeFunctionCall(at paramPath, f *objectFields) *Error {
+	callID, name, arguments := f.value[keyCallID], f.value[keyName], f.value[keyArguments]
 	switch {
-	case !isJSONString(f.callID):
-		return NewError(ErrInvalidParameter, at.member("call_id"), at.member("call_id")+" must be a string")
-	case !isJSONString(f.name):
-		return NewError(ErrInvalidParameter, at.member("name"), at.member("name")+" must be a string")
-	case !isJSONString(f.arguments):
-		return NewError(ErrInvalidParameter, at.member("arguments"), at.member("arguments")+
-			" must be a string (the arguments as JSON text)")
+	case !isJSONString(callID):
+		return at.mustBe("call_id", "a string")
+	case !isJSONString(name):
+		return at.mustBe("name", "a string")
+	case !isJSONString(arguments):
+		return at.mustBe("arguments", "a string (the arguments as JSON text)")
 	}
 	switch b.turn {
 	case noTurn:
 		b.inputMessages++
 		b.openMessage("assistant")
-		b.out = append(b.out, `,"tool_calls":[`...)
+		b.write(`,"tool_calls":[`)
 	case turnText:
-		b.out = append(b.out, `,"tool_calls":[`...)
+		b.write(`,"tool_calls":[`)
 	case turnToolCalls:
-		b.out = append(b.out, ',')
+		b.writeByte(',')
 	}
 	b.turn = turnToolCalls
-	b.out = append(b.out, `{"id":`...)
-	b.out = append(b.out, f.callID...)
-	b.out = append(b.out, `,"type":"function","function":{"name":`...)
-	b.out = append(b.out, f.name...)
-	b.out = append(b.out, `,"arguments":`...)
-	b.out = append(b.out, f.arguments...)
-	b.out = append(b.out, "}}"...)
+	b.writeFramed(`{"id":`, callID, `,"type":"function","function":{"name":`)
+	b.writeFramed("", name, `,"arguments":`)
+	b.writeFramed("", arguments, "}}")
 	return nil
 }
 
 // writeFunctionOutput writes the function_call_output item at as a tool message.
 func (b *requestBridge) writeFunctionOutput(at paramPath, f *objectFields) *Error {
-	if !isJSONString(f.callID) {
-		return NewError(ErrInvalidParameter, at.member("call_id"), at.member("call_id")+" must be a string")
+	callID, output := f.value[keyCallID], f.value[keyOutput]
+	if !isJSONString(callID) {
+		return at.mustBe("call_id", "a string")
 	}
-	if f.output == nil || !isJSONString(f.output) && f.output[0] != '[' {
-		return NewError(ErrInvalidParameter, at.member("output"), at.member("output")+
-			" must be a string or an array of input_text parts")
+	if output == nil || !isJSONString(output) && output[0] != '[' {
+		return at.mustBe("output", "a string or an array of input_text parts")
 	}
 	b.inputMessages++
 	b.openMessage("tool")
-	b.out = append(b.out, `,"tool_call_id":`...)
-	b.out = append(b.out, f.callID...)
-	b.out = append(b.out, `,"content":`...)
-	if isJSONString(f.output) {
-		b.out = append(b.out, f.output...)
-		b.out = append(b.out, '}')
+	b.writeFramed(`,"tool_call_id":`, callID, `,"content":`)
+	if isJSONString(output) {
+		b.writeFramed("", output, "}")
 		return nil
 	}
-	b.out = append(b.out, '"')
-	e := b.eachObject(f.output, at, "output", &b.part, func(j int) *Error {
-		part, p := at.part("output", j), &b.part
-		if !jsonStringIs(p.typ, "input_text") && !jsonStringIs(p.typ, "output_text") {
-			return NewError(ErrUnsupportedParameter, part.member("type"), part.String()+" is not a text part, "+
-				"and a tool message in Chat Completions holds text only: return the tool's result as text (input_text)")
+	b.writeByte('"')
+	parts := newObjectList(output, at, "output")
+	for parts.next(&b.part) {
+		part, typ := parts.at(), b.part.value[keyType]
+		if !jsonStringIs(typ, "input_text") && !jsonStringIs(typ, "output_text") {
+			return part.refusal(ErrUnsupportedParameter, "type", " is not a text part, and a tool message in "+
+				"Chat Completions holds text only: return the tool's result as text (input_text)")
 		}
-		if !isJSONString(p.text) {
-			return NewError(ErrInvalidParameter, part.member("text"), part.member("text")+" must be a string")
+		if e := b.writeStringContents(part, &b.part, keyText); e != nil {
+			return e
 		}
-		b.out = append(b.out, p.text[1:len(p.text)-1]...)
-		return nil
-	})
-	b.out = append(b.out, `"}`...)
-	return e
+	}
+	b.write(`"}`)
+	return parts.err
 }
 
 // writeTools writes the function tools in chat's form; the member is left out when there are none.
@@ -1015,44 +1378,47 @@ func (b *requestBridge) writeTools(raw []byte) *Error {
 		return nil
 	}
 	if raw[0] != '[' {
-		return NewError(ErrInvalidParameter, "tools", "tools must be an array")
+		return fieldPath("tools").mustBe("", "an array")
 	}
 	start := len(b.out)
 	b.key("tools")
-	b.out = append(b.out, '[')
-	e := b.eachObject(raw, fieldPath("tools"), "", &b.item, func(i int) *Error {
-		at, f := elementPath("tools", i), &b.item
-		if !jsonStringIs(f.typ, "function") {
-			return unsupportedTool(at, f.typ)
+	b.writeByte('[')
+	tools := newObjectList(raw, fieldPath("tools"), "")
+	for tools.next(&b.item) {
+		at, f := tools.at(), &b.item
+		name, parameters := f.value[keyName], f.value[keyParameters]
+		if !jsonStringIs(f.value[keyType], "function") {
+			return unsupportedTool(at, f.value[keyType])
 		}
-		if !isJSONString(f.name) {
-			return NewError(ErrInvalidParameter, at.member("name"), at.member("name")+" must be a string")
+		if !isJSONString(name) {
+			return at.mustBe("name", "a string")
 		}
 		// Parse bounds the request's nesting, and the schema sits one level deeper in chat's form than in
 		// the request: a schema at the bound would make a chat request Parse refuses.
-		if f.parameters != nil && nestingDepth(f.parameters) > maxSchemaDepth {
-			return NewError(ErrInvalidParameter, at.member("parameters"), at.member("parameters")+
-				" nests deeper than "+strconv.Itoa(maxSchemaDepth)+" levels: flatten the schema")
+		if parameters != nil && nestingDepth(parameters) > maxSchemaDepth {
+			param := at.member("parameters")
+			return NewError(ErrInvalidParameter, param, param+" nests deeper than "+strconv.Itoa(maxSchemaDepth)+
+				" levels: flatten the schema")
 		}
-		if i > 0 {
-			b.out = append(b.out, ',')
+		if tools.i > 0 {
+			b.writeByte(',')
 		}
-		b.out = append(b.out, `{"type":"function","function":{"name":`...)
-		b.out = append(b.out, f.name...)
-		b.copyUnlessNull("description", f.description)
-		b.copyUnlessNull("parameters", f.parameters)
-		b.copyUnlessNull("strict", f.strict)
-		b.out = append(b.out, "}}"...)
-		return nil
-	})
-	if e != nil {
-		return e
+		b.writeFramed(`{"type":"function","function":{"name":`, name, "")
+		b.nested = true
+		b.copyUnlessNull("description", f.value[keyDescription])
+		b.copyUnlessNull("parameters", parameters)
+		b.copyUnlessNull("strict", f.value[keyStrict])
+		b.nested = false
+		b.write("}}")
+	}
+	if tools.err != nil {
+		return tools.err
 	}
 	if b.out[len(b.out)-1] == '[' {
-		b.out = b.out[:start] // an empty tools array means none, and some providers refuse it
+		b.unwrite(start) // an empty tools array means none, and some providers refuse it
 		return nil
 	}
-	b.out = append(b.out, ']')
+	b.writeByte(']')
 	return nil
 }
 
@@ -1063,16 +1429,15 @@ const maxSchemaDepth = jsonscan.MaxDepth - 4
 // unsupportedTool refuses a tool that is not a function tool.
 func unsupportedTool(at paramPath, typ []byte) *Error {
 	if !isJSONString(typ) {
-		return NewError(ErrInvalidParameter, at.member("type"), at.member("type")+
-			" must be a string such as \"function\"")
+		return at.mustBe("type", `a string such as "function"`)
 	}
 	why := "runs on OpenAI's servers"
 	if jsonStringIs(typ, "custom") {
 		why = "is a freeform tool, which Chat Completions cannot declare"
 	}
-	return NewError(ErrUnsupportedParameter, at.member("type"), at.String()+" is a "+
-		quoteForMessage(decodeJSONString(typ))+" tool, which "+why+", and this model's provider has only Chat "+
-		"Completions: remove it, or route to an openai or azure-openai model")
+	return at.refusal(ErrUnsupportedParameter, "type", " is a "+quoteForMessage(decodeJSONString(typ))+
+		" tool, which "+why+", and this model's provider has only Chat Completions: remove it, or route to an "+
+		"openai or azure-openai model")
 }
 
 // writeToolChoice writes tool_choice in chat's form.
@@ -1081,27 +1446,24 @@ func (b *requestBridge) writeToolChoice(raw []byte) *Error {
 	case isJSONNull(raw):
 		return nil
 	case jsonStringIs(raw, "none"), jsonStringIs(raw, "auto"), jsonStringIs(raw, "required"):
-		b.key("tool_choice")
-		b.out = append(b.out, raw...)
+		b.writeMember("tool_choice", raw)
 		return nil
 	case raw[0] != '{':
-		return NewError(ErrInvalidParameter, "tool_choice", "tool_choice must be none, auto, required or an object")
+		return fieldPath("tool_choice").mustBe("", "none, auto, required or an object")
 	}
 	var f objectFields
-	if e := b.readObject(raw, &f, fieldPath("tool_choice")); e != nil {
+	if e := readObjectAt(raw, &f, fieldPath("tool_choice")); e != nil {
 		return e
 	}
 	switch {
-	case jsonStringIs(f.typ, "function"):
-		if !isJSONString(f.name) {
-			return NewError(ErrInvalidParameter, "tool_choice.name", "tool_choice.name must be a string")
+	case jsonStringIs(f.value[keyType], "function"):
+		if !isJSONString(f.value[keyName]) {
+			return fieldPath("tool_choice").mustBe("name", "a string")
 		}
 		b.key("tool_choice")
-		b.out = append(b.out, `{"type":"function","function":{"name":`...)
-		b.out = append(b.out, f.name...)
-		b.out = append(b.out, "}}"...)
+		b.writeFramed(`{"type":"function","function":{"name":`, f.value[keyName], "}}")
 		return nil
-	case jsonStringIs(f.typ, "allowed_tools"):
+	case jsonStringIs(f.value[keyType], "allowed_tools"):
 		return b.writeAllowedTools(&f)
 	}
 	return NewError(ErrUnsupportedParameter, "tool_choice", "tool_choice names a tool that is not a function "+
@@ -1111,39 +1473,35 @@ func (b *requestBridge) writeToolChoice(raw []byte) *Error {
 
 // writeAllowedTools writes an allowed_tools choice in OpenAI chat's form, its tools nested as chat's are.
 func (b *requestBridge) writeAllowedTools(f *objectFields) *Error {
-	if !b.opts.openAIParams {
+	at := fieldPath("tool_choice")
+	switch {
+	case !b.opts.openAIParams:
 		return NewError(ErrUnsupportedParameter, "tool_choice", "tool_choice allowed_tools has no Chat "+
 			"Completions form at this model's provider: send only the allowed tools in tools, with tool_choice "+
 			"auto or required")
-	}
-	if !isJSONString(f.mode) {
-		return NewError(ErrInvalidParameter, "tool_choice.mode", "tool_choice.mode must be auto or required")
-	}
-	if f.tools == nil || f.tools[0] != '[' {
-		return NewError(ErrInvalidParameter, "tool_choice.tools", "tool_choice.tools must be an array of tools")
+	case !isJSONString(f.value[keyMode]):
+		return at.mustBe("mode", "auto or required")
+	case f.value[keyTools] == nil || f.value[keyTools][0] != '[':
+		return at.mustBe("tools", "an array of tools")
 	}
 	b.key("tool_choice")
-	b.out = append(b.out, `{"type":"allowed_tools","allowed_tools":{"mode":`...)
-	b.out = append(b.out, f.mode...)
-	b.out = append(b.out, `,"tools":[`...)
-	e := b.eachObject(f.tools, fieldPath("tool_choice.tools"), "", &b.item, func(i int) *Error {
-		at, t := elementPath("tool_choice.tools", i), &b.item
-		if !jsonStringIs(t.typ, "function") {
-			return unsupportedTool(at, t.typ)
+	b.writeFramed(`{"type":"allowed_tools","allowed_tools":{"mode":`, f.value[keyMode], `,"tools":[`)
+	tools := newObjectList(f.value[keyTools], fieldPath("tool_choice.tools"), "")
+	for tools.next(&b.item) {
+		at, t := tools.at(), &b.item
+		if !jsonStringIs(t.value[keyType], "function") {
+			return unsupportedTool(at, t.value[keyType])
 		}
-		if !isJSONString(t.name) {
-			return NewError(ErrInvalidParameter, at.member("name"), at.member("name")+" must be a string")
+		if !isJSONString(t.value[keyName]) {
+			return at.mustBe("name", "a string")
 		}
-		if i > 0 {
-			b.out = append(b.out, ',')
+		if tools.i > 0 {
+			b.writeByte(',')
 		}
-		b.out = append(b.out, `{"type":"function","function":{"name":`...)
-		b.out = append(b.out, t.name...)
-		b.out = append(b.out, "}}"...)
-		return nil
-	})
-	b.out = append(b.out, "]}}"...)
-	return e
+		b.writeFramed(`{"type":"function","function":{"name":`, t.value[keyName], "}}")
+	}
+	b.write("]}}")
+	return tools.err
 }
 
 // writeText writes text.format as response_format and text.verbosity as verbosity (OpenAI targets).
@@ -1152,39 +1510,46 @@ func (b *requestBridge) writeText(raw []byte) *Error {
 		return nil
 	}
 	var text objectFields
-	if e := b.readObject(raw, &text, fieldPath("text")); e != nil {
+	if e := readObjectAt(raw, &text, fieldPath("text")); e != nil {
 		return e
 	}
-	if text.format != nil {
+	if format := text.value[keyFormat]; format != nil {
 		var f objectFields
-		if e := b.readObject(text.format, &f, fieldPath("text.format")); e != nil {
+		if e := readObjectAt(format, &f, fieldPath("text.format")); e != nil {
 			return e
 		}
-		switch {
-		case jsonStringIs(f.typ, "text"):
+		switch typ := f.value[keyType]; {
+		case jsonStringIs(typ, "text"):
 			// Chat's default.
-		case jsonStringIs(f.typ, "json_object"):
+		case jsonStringIs(typ, "json_object"):
 			b.key("response_format")
-			b.out = append(b.out, `{"type":"json_object"}`...)
-		case jsonStringIs(f.typ, "json_schema"):
+			b.write(`{"type":"json_object"}`)
+		case jsonStringIs(typ, "json_schema"):
 			// Responses writes the schema's members flat in format; chat nests them under json_schema.
 			b.key("response_format")
-			b.out = append(b.out, `{"type":"json_schema","json_schema":{`...)
-			b.copyUnlessNull("name", f.name)
-			b.copyUnlessNull("schema", f.schema)
-			b.copyUnlessNull("strict", f.strict)
-			b.copyUnlessNull("description", f.description)
-			b.out = append(b.out, "}}"...)
+			b.write(`{"type":"json_schema","json_schema":{`)
+			b.nested = true
+			for _, k := range [...]objectKey{keyName, keySchema, keyStrict, keyDescription} {
+				b.copyUnlessNull(objectKeyNames[k], f.value[k])
+			}
+			b.nested = false
+			b.write("}}")
 		default:
-			return NewError(ErrInvalidParameter, "text.format.type", "text.format.type must be text, json_object or json_schema")
+			return fieldPath("text.format").mustBe("type", "text, json_object or json_schema")
 		}
 	}
-	if b.opts.openAIParams {
-		b.copyUnlessNull("verbosity", text.verbosity)
-	} else if text.verbosity != nil && !isJSONNull(text.verbosity) {
-		*b.leftOut = append(*b.leftOut, "text.verbosity")
-	}
+	b.copyOrLeaveOut(b.opts.openAIParams, "verbosity", "text.verbosity", text.value[keyVerbosity])
 	return nil
+}
+
+// copyOrLeaveOut writes the member name: raw where the target takes it (takes); otherwise a value that is
+// not null is left out, and recorded as field.
+func (b *requestBridge) copyOrLeaveOut(takes bool, name, field string, raw []byte) {
+	if takes {
+		b.copyUnlessNull(name, raw)
+	} else if raw != nil && !isJSONNull(raw) {
+		b.leaveOut(field)
+	}
 }
 
 // writeReasoning writes reasoning.effort as reasoning_effort where the target takes it; summary has no chat
@@ -1194,14 +1559,10 @@ func (b *requestBridge) writeReasoning(raw []byte) *Error {
 		return nil
 	}
 	var f objectFields
-	if e := b.readObject(raw, &f, fieldPath("reasoning")); e != nil {
+	if e := readObjectAt(raw, &f, fieldPath("reasoning")); e != nil {
 		return e
 	}
-	if b.opts.reasoningEffort {
-		b.copyUnlessNull("reasoning_effort", f.effort)
-	} else if f.effort != nil && !isJSONNull(f.effort) {
-		*b.leftOut = append(*b.leftOut, "reasoning.effort")
-	}
+	b.copyOrLeaveOut(b.opts.reasoningEffort, "reasoning_effort", "reasoning.effort", f.value[keyEffort])
 	return nil
 }
 

@@ -863,3 +863,42 @@ func FuzzBridgeRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestNameSlotsArePerfect: no two names the bridge looks up share a nameSlot place in their table, so each
+// is found (and an unknown name is not taken for one).
+func TestNameSlotsArePerfect(t *testing.T) {
+	var fields, keys []string
+	for _, f := range responsesFields {
+		fields = append(fields, f.name)
+	}
+	for _, name := range objectKeyNames {
+		keys = append(keys, name)
+	}
+	for _, names := range [][]string{fields, keys} {
+		taken := map[int]string{}
+		for _, name := range names {
+			if other, ok := taken[nameSlot(name)]; ok {
+				t.Errorf("%q and %q share the place %d", name, other, nameSlot(name))
+			}
+			taken[nameSlot(name)] = name
+		}
+	}
+	for row, f := range responsesFields {
+		if got, ok := responsesFieldRow(f.name); !ok || got != row {
+			t.Errorf("%s: row %d, %v; want %d", f.name, got, ok, row)
+		}
+	}
+	for k, name := range objectKeyNames {
+		if got, ok := objectKeyOf([]byte(`"`+name+`"`), false); !ok || got != objectKey(k) {
+			t.Errorf("%s: key %d, %v; want %d", name, got, ok, k)
+		}
+	}
+	for _, unknown := range []string{"", "x", "id2", "types", "Model", "modeL"} {
+		if _, ok := responsesFieldRow(unknown); ok {
+			t.Errorf("%q taken for a field", unknown)
+		}
+		if _, ok := objectKeyOf([]byte(`"`+unknown+`"`), false); ok {
+			t.Errorf("%q taken for a member", unknown)
+		}
+	}
+}

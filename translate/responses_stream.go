@@ -698,6 +698,11 @@ func (r *responsesEvents) failWith(dst, message []byte) []byte {
 	}
 	r.failure = message
 	dst = r.start(dst, nil, nil, nil, nil)
+	// An error event first, as a native stream cut short ends: the SDKs raise it with its message (openai-go,
+	// openai-node, the Python SDK and the Agents SDKs report response.failed without one, or not at all).
+	dst = r.open(dst, "error")
+	dst = appendErrorEventFields(dst, []byte(`"server_error"`), message)
+	dst = closeResponsesEvent(dst)
 	r.resp.status, r.resp.incompleteReason, r.resp.failure = responseStatusFailed, "", r.failure
 	return r.terminal(dst, responsesEventFailed)
 }

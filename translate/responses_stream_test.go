@@ -138,8 +138,13 @@ func replayResponsesStream(t testing.TB, out []byte) responsesReplay {
 		if ev["type"] != typ {
 			fatal(i, "data type %v under event %s", ev["type"], typ)
 		}
-		if _, has := ev["error"]; has {
+		if _, has := ev["error"]; has && typ != "error" {
+			// Only the error event that precedes response.failed may have one: it is how openai-go learns of
+			// the failure (it aborts the stream there).
 			fatal(i, "a top-level error member (openai-go aborts the stream on it)")
+		}
+		if typ == "error" && !bytes.HasPrefix(rest, []byte("event: response.failed\n")) {
+			fatal(i, "an error event not followed by response.failed")
 		}
 		if n, ok := ev["sequence_number"].(json.Number); !ok || n.String() != fmt.Sprint(i) {
 			fatal(i, "sequence_number %v, want %d", ev["sequence_number"], i)
@@ -372,6 +377,11 @@ func replayResponsesStream(t testing.TB, out []byte) responsesReplay {
 				}
 			}
 			rp.terminal, rp.terminalType = resp, typ
+		case "error":
+			// Checked above: it precedes response.failed, which carries the same message.
+			if code, _ := ev["code"].(string); code == "" {
+				fatal(i, "an error event without a code")
+			}
 		default:
 			fatal(i, "unexpected event type %s", typ)
 		}
@@ -485,6 +495,9 @@ var (
 	bridgeReasoningOpen = []string{responsesEventItemAdded, responsesEventSummaryPartAdded}
 	bridgeReasoningEnd  = []string{responsesEventSummaryTextDone, responsesEventSummaryPartDone, responsesEventItemDone}
 )
+
+// bridgeFailedTypes is how a failed stream ends: the error event its SDKs raise, then response.failed.
+var bridgeFailedTypes = []string{"error", responsesEventFailed}
 
 func bridgeSeq(parts ...any) []string {
 	var out []string
@@ -751,7 +764,7 @@ func TestBridgeStreamConversions(t *testing.T) {
 		{
 			name:  "an error chunk fails the response with the items so far",
 			input: bridgeChatEvents(bridgeChatRole, bridgeChatDelta(`{"content":"Half an ans"}`), bridgeChatCutError, "[DONE]"),
-			types: bridgeSeq(bridgeStartTypes, bridgeMessageOpen, responsesEventTextDelta, responsesEventFailed),
+			types: bridgeSeq(bridgeStartTypes, bridgeMessageOpen, responsesEventTextDelta, bridgeFailedTypes),
 			want: map[string]string{
 				"response.status":                  `"failed"`,
 				"response.error.code":              `"server_error"`,
@@ -763,13 +776,13 @@ func TestBridgeStreamConversions(t *testing.T) {
 		{
 			name:  "an error chunk before anything",
 			input: bridgeChatEvents(`{"error":{"message":"Rate limit reached","type":"requests","code":"429"}}`),
-			types: bridgeSeq(bridgeStartTypes, responsesEventFailed),
+			types: bridgeSeq(bridgeStartTypes, bridgeFailedTypes),
 			want:  map[string]string{"response.error.message": `"Rate limit reached"`, "response.output": `[]`},
 		},
 		{
 			name:  "cut at EOF without a finish: failed",
 			input: bridgeChatEvents(bridgeChatRole, bridgeChatToolDelta(call0), bridgeChatToolDelta(args(0, `{"ci`))),
-			types: bridgeSeq(bridgeStartTypes, responsesEventItemAdded, responsesEventArgumentsDelta, responsesEventFailed),
+			types: bridgeSeq(bridgeStartTypes, responsesEventItemAdded, responsesEventArgumentsDelta, bridgeFailedTypes),
 			want: map[string]string{
 				"response.error.message":      `"` + bridgeStreamEndedMessage + `"`,
 				"response.output.0.arguments": `"{\"ci"`,
@@ -779,13 +792,13 @@ func TestBridgeStreamConversions(t *testing.T) {
 		{
 			name:  "cut mid-event at EOF: the fragment is dropped, the stream failed",
 			input: bridgeChatEvents(bridgeChatRole, bridgeChatDelta(`{"content":"a"}`)) + `data: {"id":"chatcmpl-bridge","choi`,
-			types: bridgeSeq(bridgeStartTypes, bridgeMessageOpen, responsesEventTextDelta, responsesEventFailed),
+			types: bridgeSeq(bridgeStartTypes, bridgeMessageOpen, responsesEventTextDelta, bridgeFailedTypes),
 			want:  map[string]string{"response.output.0.content.0.text": `"a"`},
 		},
 		{
 			name:  "nothing at all: failed",
 			input: "",
-			types: bridgeSeq(bridgeStartTypes, responsesEventFailed),
+			types: bridgeSeq(bridgeStartTypes, bridgeFailedTypes),
 			want:  map[string]string{"response.output": `[]`},
 		},
 		{
@@ -965,7 +978,7 @@ func TestBridgeStreamFailurePaths(t *testing.T) {
 		var r responsesEvents
 		r.reset(nil, 0)
 		rp := replayResponsesStream(t, r.fail(nil, "stopped"))
-		if !reflect.DeepEqual(rp.types, bridgeSeq(bridgeStartTypes, responsesEventFailed)) {
+		if !reflect.DeepEqual(rp.types, bridgeSeq(bridgeStartTypes, bridgeFailedTypes)) {
 			t.Fatalf("events %v", rp.types)
 		}
 	})
@@ -1002,7 +1015,7 @@ func TestBridgeStreamFailurePaths(t *testing.T) {
 			}
 			out = r.fail(out, "the provider sent a stream event larger than this gateway accepts (max_event_bytes)")
 			rp := replayResponsesStream(t, out)
-			if !reflect.DeepEqual(rp.types, bridgeSeq(bridgeStartTypes, bridgeMessageOpen, responsesEventTextDelta, responsesEventFailed)) {
+			if !reflect.DeepEqual(rp.types, bridgeSeq(bridgeStartTypes, bridgeMessageOpen, responsesEventTextDelta, bridgeFailedTypes)) {
 				t.Fatalf("cut %d: events %v", cut, rp.types)
 			}
 		}
@@ -1018,7 +1031,7 @@ func TestBridgeStreamFailurePaths(t *testing.T) {
 			r.reset(nil, 2<<20)
 			out := feedBridgeStream(t, &r, input, cut)
 			rp := replayResponsesStream(t, out)
-			if !reflect.DeepEqual(rp.types, bridgeSeq(bridgeStartTypes, bridgeMessageOpen, bridgeRepeat(responsesEventTextDelta, 4), responsesEventFailed)) {
+			if !reflect.DeepEqual(rp.types, bridgeSeq(bridgeStartTypes, bridgeMessageOpen, bridgeRepeat(responsesEventTextDelta, 4), bridgeFailedTypes)) {
 				t.Fatalf("cut %d: events %v", cut, rp.types)
 			}
 			if msg := rp.terminal["error"].(map[string]any)["message"]; msg != bridgedOutputLimitMessage {
@@ -1036,7 +1049,7 @@ func TestBridgeStreamFailurePaths(t *testing.T) {
 		var r responsesEvents
 		r.reset(nil, 4<<20)
 		rp := replayResponsesStream(t, feedBridgeStream(t, &r, input, 0))
-		if !reflect.DeepEqual(rp.types, bridgeSeq(bridgeStartTypes, responsesEventItemAdded, responsesEventArgumentsDelta, responsesEventItemAdded, responsesEventFailed)) {
+		if !reflect.DeepEqual(rp.types, bridgeSeq(bridgeStartTypes, responsesEventItemAdded, responsesEventArgumentsDelta, responsesEventItemAdded, bridgeFailedTypes)) {
 			t.Fatalf("events %v", rp.types)
 		}
 	})
@@ -1055,7 +1068,7 @@ func TestBridgeStreamFailurePaths(t *testing.T) {
 			bridgeChatFinish("tool_calls"), "[DONE]")
 		for _, cut := range bridgeCuts {
 			rp := replayResponsesStream(t, runBridgeStream(t, nil, input, cut))
-			if !reflect.DeepEqual(rp.types, bridgeSeq(bridgeStartTypes, responsesEventFailed)) ||
+			if !reflect.DeepEqual(rp.types, bridgeSeq(bridgeStartTypes, bridgeFailedTypes)) ||
 				rp.terminal["error"].(map[string]any)["message"] != bridgedToolIndexMessage {
 				t.Fatalf("cut %d: events %v, error %v", cut, rp.types, rp.terminal["error"])
 			}
@@ -1196,7 +1209,7 @@ func TestBridgeStreamThroughStream(t *testing.T) {
 	}{
 		{"complete", complete, bridgeSeq(bridgeStartTypes, bridgeMessageOpen, responsesEventTextDelta,
 			bridgeMessageClose, responsesEventCompleted), false},
-		{"cut", cut, bridgeSeq(bridgeStartTypes, bridgeMessageOpen, responsesEventTextDelta, responsesEventFailed), true},
+		{"cut", cut, bridgeSeq(bridgeStartTypes, bridgeMessageOpen, responsesEventTextDelta, bridgeFailedTypes), true},
 	} {
 		for _, size := range bridgeCuts {
 			s := NewStream(x, 0)

@@ -207,8 +207,9 @@ func (s *Stream) closeChat() []byte {
 		s.last = append(s.last[:0], lastData...)
 	}
 	if s.namedEvents {
-		// A Responses stream ends with its terminal event, and no [DONE] is added to it.
-		if !s.done && !responsesStreamFinished(s.last) {
+		// A Responses stream ends with its terminal event, and no [DONE] is added to it; a [DONE] an upstream
+		// sends instead of the terminal event does not finish it.
+		if !responsesStreamFinished(s.last) {
 			s.truncated = true
 			s.out = append(s.out, responsesErrorEvent(s.last, NewError(ErrUpstreamStream, "",
 				"the upstream stream ended before the response was complete; retry the request"))...)

@@ -243,6 +243,12 @@ func (e *Env) Curls() []Curl {
 		{Note: "an Azure OpenAI client (deployment in the path) embedding with Azure AI's " + ModelAzureAIEmbed,
 			URL:    e.GatewayURL + "/openai/deployments/" + ModelAzureAIEmbed + "/embeddings?api-version=" + translate.AzureOpenAI.DefaultAPIVersion(),
 			Header: [][2]string{{"api-key", "any-client-key"}}, Body: `{"input":"Say hello"}`, Status: 200},
+		{Note: "a Responses API client (the OpenAI SDKs' and the AI SDK's default); Azure AI has only chat completions, so the gateway bridges it",
+			Flags: "N", URL: e.GatewayURL + "/v1/responses", Header: bearer,
+			Body: `{"model":"` + ModelAzureAI + `","input":"Say hello","stream":true,"store":false}`, Status: 200},
+		{Note: ModelOpenAIChat + " is marked chat_only: its Responses requests go to OpenAI as chat completions",
+			URL: e.GatewayURL + "/v1/responses", Header: bearer,
+			Body: `{"model":"` + ModelOpenAIChat + `","instructions":"Be brief.","input":"Say hello","store":false}`, Status: 200},
 		{Note: "the models this gateway serves", URL: e.GatewayURL + "/v1/models", Status: 200},
 	}
 	notFound := func(base, note string) Curl {
