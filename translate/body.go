@@ -85,9 +85,9 @@ const (
 // the RequestBody is in use.
 func (b *RequestBody) Parse(src []byte) *Error { return b.parse(src, nil, false) }
 
-// parseWritten is Parse for a body the filter wrote itself (a bridged request's chat body), valid by
-// construction, whose top-level members its writer recorded (members, which may use b's member table): the
-// body is not scanned again.
+// parseWritten is Parse for a body the filter wrote itself (a bridged request's chat body): valid by
+// construction, each member once and in lower case, and its top-level members recorded by its writer
+// (members, which may use b's member table), so the body is not scanned again, nor its keys compared.
 func (b *RequestBody) parseWritten(src []byte, members []jsonscan.Member) *Error {
 	return b.parse(src, members, true)
 }

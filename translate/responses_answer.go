@@ -2,7 +2,9 @@ package translate
 
 // The answer half of the Responses bridge: a Chat Completions answer becomes a Response object. The writers
 // of the Response object and of its output items are shared with the stream converter
-// (responses_stream.go), so that a JSON answer and the terminal event of a stream have one shape.
+// (responses_stream.go), so that a JSON answer and the terminal event of a stream have one shape. They are
+// methods of bridgeWriter, whose out-of-line writes keep the compiled module small; the Response's members
+// that repeat the request are written from a table (responseEchoes).
 //
 // Text is never decoded: every string the Response repeats of the chat answer (text, arguments, names,
 // ids) is copied as the JSON string literal the upstream wrote, which the validating scan of the answer (or
@@ -42,11 +44,17 @@ func bridgeHash(b []byte) uint64 {
 // appendHashHex writes h as 16 lowercase hex digits.
 func appendHashHex(dst []byte, h uint64) []byte {
 	const digits = "0123456789abcdef"
-	for shift := 60; shift >= 0; shift -= 4 {
-		dst = append(dst, digits[h>>uint(shift)&0xf])
+	var hex [16]byte
+	for i := range hex {
+		hex[i] = digits[h>>(60-4*i)&0xf]
 	}
-	return dst
+	return append(dst, hex[:]...)
 }
+
+// writeHash writes h as 16 lowercase hex digits.
+//
+//go:noinline
+func (w *bridgeWriter) writeHash(h uint64) { w.out = appendHashHex(w.out, h) }
 
 // bridgedItemKind is the type of an output item a chat answer yields.
 type bridgedItemKind uint8
@@ -56,6 +64,9 @@ const (
 	messageItem                             // from content and refusal
 	functionCallItem                        // from one tool call
 )
+
+// itemIDPrefixes are the prefixes of the items' ids, by kind.
+var itemIDPrefixes = [...]string{reasoningItem: "rs_", messageItem: "msg_", functionCallItem: "fc_"}
 
 // bridgedItem is one output item of a bridged Response. Its strings are JSON string contents as the
 // upstream escaped them (a literal without its quotes): views of the chat answer in bridgeAnswer, the
@@ -92,108 +103,99 @@ func (it *bridgedItem) parts() int {
 }
 
 // appendItemID writes the item's id without quotes: rs_<h>, msg_<h> (with _<ordinal> from the second of
-// its kind on, which only a reasoning item can have) and fc_<h>_<ordinal>.
+// its kind on, which only a reasoning item can have) and fc_<h>_<ordinal>. Stream events name their item
+// by it, one after the other: it appends directly.
 func appendItemID(dst []byte, it *bridgedItem, h uint64) []byte {
-	switch it.kind {
-	case reasoningItem:
-		dst = append(dst, "rs_"...)
-	case messageItem:
-		dst = append(dst, "msg_"...)
-	default:
-		dst = append(dst, "fc_"...)
-	}
-	dst = appendHashHex(dst, h)
+	dst = appendHashHex(append(dst, itemIDPrefixes[it.kind]...), h)
 	if it.kind == functionCallItem || it.ordinal > 0 {
-		dst = append(dst, '_')
-		dst = strconv.AppendInt(dst, int64(it.ordinal), 10)
+		dst = strconv.AppendInt(append(dst, '_'), int64(it.ordinal), 10)
 	}
 	return dst
 }
 
-// appendCallID writes the function call's call_id without quotes: the chat tool-call id, or
+// writeItemID writes the item's id without quotes (appendItemID).
+func (w *bridgeWriter) writeItemID(it *bridgedItem, h uint64) { w.out = appendItemID(w.out, it, h) }
+
+// writeCallID writes the function call's call_id without quotes: the chat tool-call id, or
 // call_<h>_<ordinal> when the upstream gave none or repeated one (clients answer a call by its call_id, so it
 // must exist and be unique).
-func appendCallID(dst []byte, it *bridgedItem, h uint64) []byte {
+func (w *bridgeWriter) writeCallID(it *bridgedItem, h uint64) {
 	if len(it.callID) > 0 {
-		return append(dst, it.callID...)
+		w.writeRaw(it.callID)
+		return
 	}
-	dst = append(dst, "call_"...)
-	dst = appendHashHex(dst, h)
-	dst = append(dst, '_')
-	return strconv.AppendInt(dst, int64(it.ordinal), 10)
+	w.write("call_")
+	w.writeHash(h)
+	w.writeByte('_')
+	w.writeInt(int64(it.ordinal))
 }
 
-// appendTextPart writes an output_text part holding text.
-func appendTextPart(dst, text []byte) []byte {
-	dst = append(dst, `{"type":"output_text","annotations":[],"logprobs":[],"text":"`...)
-	dst = append(dst, text...)
-	return append(dst, `"}`...)
+// The content parts of output items, up to their text (JSON string contents), which `"}` closes.
+const (
+	textPartPrefix    = `{"type":"output_text","annotations":[],"logprobs":[],"text":"`
+	refusalPartPrefix = `{"type":"refusal","refusal":"`
+	summaryPartPrefix = `{"type":"summary_text","text":"`
+	partEnd           = `"}`
+)
+
+// writeMessagePart writes the message's content part number part: its output_text or its refusal.
+func (w *bridgeWriter) writeMessagePart(it *bridgedItem, part int) {
+	if part == it.textPart {
+		w.writeFramed(textPartPrefix, it.text, partEnd)
+	} else {
+		w.writeFramed(refusalPartPrefix, it.refusal, partEnd)
+	}
 }
 
-// appendRefusalPart writes a refusal part holding refusal.
-func appendRefusalPart(dst, refusal []byte) []byte {
-	dst = append(dst, `{"type":"refusal","refusal":"`...)
-	dst = append(dst, refusal...)
-	return append(dst, `"}`...)
-}
-
-// appendSummaryPart writes a reasoning item's summary_text part.
-func appendSummaryPart(dst, text []byte) []byte {
-	dst = append(dst, `{"type":"summary_text","text":"`...)
-	dst = append(dst, text...)
-	return append(dst, `"}`...)
-}
-
-// appendOutputItem writes the item as output_item.added announces it (added: the message without content,
+// writeOutputItem writes the item as output_item.added announces it (added: the message without content,
 // the reasoning without summary, the call without arguments) or in full, with status (messages and calls).
-func appendOutputItem(dst []byte, it *bridgedItem, h uint64, status string, added bool) []byte {
-	dst = append(dst, `{"id":"`...)
-	dst = appendItemID(dst, it, h)
+func (w *bridgeWriter) writeOutputItem(it *bridgedItem, h uint64, status string, added bool) {
+	w.write(`{"id":"`)
+	w.writeItemID(it, h)
 	switch it.kind {
 	case reasoningItem:
-		dst = append(dst, `","type":"reasoning","summary":[`...)
+		w.write(`","type":"reasoning","summary":[`)
 		if !added {
-			dst = appendSummaryPart(dst, it.text)
+			w.writeFramed(summaryPartPrefix, it.text, partEnd)
 		}
-		return append(dst, "]}"...)
+		w.write("]}")
+		return
 	case messageItem:
-		dst = append(dst, `","type":"message","status":"`...)
-		dst = append(dst, status...)
-		dst = append(dst, `","role":"assistant","content":[`...)
+		w.write(`","type":"message","status":"`)
+		w.write(status)
+		w.write(`","role":"assistant","content":[`)
 		if !added {
 			for part := range it.parts() {
 				if part > 0 {
-					dst = append(dst, ',')
+					w.writeByte(',')
 				}
-				if part == it.textPart {
-					dst = appendTextPart(dst, it.text)
-				} else {
-					dst = appendRefusalPart(dst, it.refusal)
-				}
+				w.writeMessagePart(it, part)
 			}
 		}
-		return append(dst, "]}"...)
+		w.write("]}")
+		return
 	}
-	dst = append(dst, `","type":"function_call","status":"`...)
-	dst = append(dst, status...)
-	dst = append(dst, `","arguments":"`...)
+	w.write(`","type":"function_call","status":"`)
+	w.write(status)
+	w.write(`","arguments":"`)
 	if !added {
-		dst = appendFinalArguments(dst, it.arguments)
+		w.writeRaw(finalArguments(it.arguments))
 	}
-	dst = append(dst, `","call_id":"`...)
-	dst = appendCallID(dst, it, h)
-	dst = append(dst, `","name":"`...)
-	dst = append(dst, it.name...)
-	return append(dst, `"}`...)
+	w.write(`","call_id":"`)
+	w.writeCallID(it, h)
+	w.writeFramed(`","name":"`, it.name, partEnd)
 }
 
-// appendFinalArguments writes a call's complete arguments: "{}" for none, as OpenAI sends for a call without
+// emptyArguments are the arguments of a call without any: "{}", as OpenAI sends for a call without
 // parameters, since clients parse the arguments as a JSON object.
-func appendFinalArguments(dst, arguments []byte) []byte {
+var emptyArguments = []byte("{}")
+
+// finalArguments is a call's complete arguments as written: emptyArguments for none.
+func finalArguments(arguments []byte) []byte {
 	if len(arguments) == 0 {
-		return append(dst, "{}"...)
+		return emptyArguments
 	}
-	return append(dst, arguments...)
+	return arguments
 }
 
 // bridgedUsage is the Response's usage, from the chat usage object.
@@ -234,20 +236,19 @@ func readBridgedUsage(raw []byte) bridgedUsage {
 	return u
 }
 
-// appendResponsesUsage writes usage in the Responses shape, both details objects always: Codex rejects a
-// details object without its count, and the AI SDK requires the token counts to be numbers.
-func appendResponsesUsage(dst []byte, u *bridgedUsage) []byte {
-	dst = append(dst, `{"input_tokens":`...)
-	dst = strconv.AppendInt(dst, u.input, 10)
-	dst = append(dst, `,"input_tokens_details":{"cached_tokens":`...)
-	dst = strconv.AppendInt(dst, u.cached, 10)
-	dst = append(dst, `},"output_tokens":`...)
-	dst = strconv.AppendInt(dst, u.output, 10)
-	dst = append(dst, `,"output_tokens_details":{"reasoning_tokens":`...)
-	dst = strconv.AppendInt(dst, u.reasoning, 10)
-	dst = append(dst, `},"total_tokens":`...)
-	dst = strconv.AppendInt(dst, u.total, 10)
-	return append(dst, '}')
+// usageMembers are the members of a Response's usage up to each count, in the order of bridgedUsage's.
+var usageMembers = [...]string{`{"input_tokens":`, `,"input_tokens_details":{"cached_tokens":`,
+	`},"output_tokens":`, `,"output_tokens_details":{"reasoning_tokens":`, `},"total_tokens":`}
+
+// writeUsage writes usage in the Responses shape, both details objects always: Codex rejects a details
+// object without its count, and the AI SDK requires the token counts to be numbers.
+func (w *bridgeWriter) writeUsage(u *bridgedUsage) {
+	counts := [len(usageMembers)]int64{u.input, u.cached, u.output, u.reasoning, u.total}
+	for i, member := range usageMembers {
+		w.write(member)
+		w.writeInt(counts[i])
+	}
+	w.writeByte('}')
 }
 
 // Response statuses a bridge writes.
@@ -287,126 +288,144 @@ func finishStatus(reason []byte) (status, incompleteReason string) {
 	return responseStatusCompleted, ""
 }
 
-// appendEchoed writes the client's value of a request field, or def when it sent none or null: a Response
+// writeEchoed writes the client's value of a request field, or def when it sent none or null: a Response
 // states the setting in effect, which for an unset field is the API's default. A value the client wrote
 // over several lines has them joined: in a stream it goes into one data: line, which a line break would end
 // (in JSON a CR or LF can only be whitespace between tokens, so a space means the same).
-func appendEchoed(dst, v []byte, def string) []byte {
+func (w *bridgeWriter) writeEchoed(v []byte, def string) {
 	v = bytes.TrimSpace(v)
 	if len(v) == 0 || string(v) == "null" {
-		return append(dst, def...)
+		w.write(def)
+		return
 	}
-	start := len(dst)
-	dst = append(dst, v...)
+	start := len(w.out)
+	w.writeRaw(v)
 	if bytes.IndexAny(v, "\r\n") >= 0 {
-		for i, c := range dst[start:] {
+		for i, c := range w.out[start:] {
 			if c == '\r' || c == '\n' {
-				dst[start+i] = ' '
+				w.out[start+i] = ' '
 			}
 		}
 	}
-	return dst
 }
 
 // defaultEcho stands in for a missing echo: every field then takes its default.
 var defaultEcho responsesEcho
 
-// appendResponseHead writes a Response object up to the opening of its output array.
-func appendResponseHead(dst []byte, r *bridgedResponse, echo *responsesEcho) []byte {
+// echoedMember is a member of a Response that states a request setting: what precedes its value (the
+// member's name, and any fixed members before it), the echo slot the value comes from, and the API's
+// default. A slot of echoNothing is usage, which is the Response's own.
+type echoedMember struct {
+	prefix string
+	slot   echoSlot
+	def    string
+}
+
+// The members of a Response that state request settings, before its output and after it, in the order
+// OpenAI writes them.
+var (
+	responseHeadEchoes = [...]echoedMember{
+		{`,"instructions":`, echoInstructions, "null"},
+		{`,"max_output_tokens":`, echoMaxOutputTokens, "null"},
+		{`,"max_tool_calls":`, echoMaxToolCalls, "null"},
+		{`,"model":`, echoModel, `""`},
+	}
+	responseTailEchoes = [...]echoedMember{
+		{`],"parallel_tool_calls":`, echoParallelToolCalls, "true"},
+		{`,"previous_response_id":null,"prompt_cache_key":`, echoPromptCacheKey, "null"},
+		{`,"reasoning":`, echoReasoning, `{"effort":null,"summary":null}`},
+		{`,"safety_identifier":`, echoSafetyIdentifier, "null"},
+		{`,"service_tier":`, echoServiceTier, `"default"`},
+		// A chat-only provider stores nothing, whatever the client asked.
+		{`,"store":false,"temperature":`, echoTemperature, "1"},
+		{`,"text":`, echoText, `{"format":{"type":"text"}}`},
+		{`,"tool_choice":`, echoToolChoice, `"auto"`},
+		{`,"tools":`, echoTools, "[]"},
+		{`,"top_logprobs":`, echoTopLogprobs, "0"},
+		{`,"top_p":`, echoTopP, "1"},
+		{`,"truncation":`, echoTruncation, `"disabled"`},
+		{`,"usage":`, echoNothing, ""},
+		{`,"user":`, echoUser, "null"},
+		{`,"metadata":`, echoMetadata, "{}"},
+	}
+)
+
+// writeEchoedMembers writes members, each value the echo's unless the Response has its own: the model and
+// the service tier the upstream reports, and the usage (null while the Response is in progress).
+func (w *bridgeWriter) writeEchoedMembers(members []echoedMember, r *bridgedResponse, echo *responsesEcho) {
 	if echo == nil {
 		echo = &defaultEcho
 	}
-	dst = append(dst, `{"id":"resp_`...)
-	dst = appendHashHex(dst, r.hash)
-	dst = append(dst, `","object":"response","created_at":`...)
-	dst = appendEchoed(dst, r.createdAt, "0")
-	dst = append(dst, `,"status":"`...)
-	dst = append(dst, r.status...)
-	dst = append(dst, `","background":false,"completed_at":`...)
+	for i := range members {
+		m := &members[i]
+		w.write(m.prefix)
+		switch {
+		case m.slot == echoModel && len(r.model) > 2: // a JSON string, not ""
+			w.writeRaw(r.model)
+		case m.slot == echoServiceTier && r.serviceTier != nil:
+			w.writeRaw(r.serviceTier) // the tier that served the answer, as OpenAI reports it
+		case m.slot != echoNothing:
+			w.writeEchoed(*echo.slot(m.slot), m.def)
+		case r.usage != nil:
+			w.writeUsage(r.usage)
+		default:
+			w.write("null")
+		}
+	}
+}
+
+// writeResponseHead writes a Response object up to the opening of its output array.
+func (w *bridgeWriter) writeResponseHead(r *bridgedResponse, echo *responsesEcho) {
+	w.write(`{"id":"resp_`)
+	w.writeHash(r.hash)
+	w.write(`","object":"response","created_at":`)
+	w.writeEchoed(r.createdAt, "0")
+	w.write(`,"status":"`)
+	w.write(r.status)
+	w.write(`","background":false,"completed_at":`)
 	if r.status == responseStatusCompleted {
 		// The upstream gives one timestamp, and golden files must be deterministic: a bridged Response
 		// completes when it was created, as far as its client can tell.
-		dst = appendEchoed(dst, r.createdAt, "0")
+		w.writeEchoed(r.createdAt, "0")
 	} else {
-		dst = append(dst, "null"...)
+		w.write("null")
 	}
-	dst = append(dst, `,"error":`...)
+	w.write(`,"error":`)
 	if r.status == responseStatusFailed {
-		dst = append(dst, `{"code":"server_error","message":`...)
-		dst = append(dst, r.failure...)
-		dst = append(dst, '}')
+		w.writeFramed(`{"code":"server_error","message":`, r.failure, "}")
 	} else {
-		dst = append(dst, "null"...)
+		w.write("null")
 	}
-	dst = append(dst, `,"incomplete_details":`...)
+	w.write(`,"incomplete_details":`)
 	if r.incompleteReason != "" {
-		dst = append(dst, `{"reason":"`...)
-		dst = append(dst, r.incompleteReason...)
-		dst = append(dst, `"}`...)
+		w.write(`{"reason":"`)
+		w.write(r.incompleteReason)
+		w.write(`"}`)
 	} else {
-		dst = append(dst, "null"...)
+		w.write("null")
 	}
-	dst = append(dst, `,"instructions":`...)
-	dst = appendEchoed(dst, echo.instructions, "null")
-	dst = append(dst, `,"max_output_tokens":`...)
-	dst = appendEchoed(dst, echo.maxOutputTokens, "null")
-	dst = append(dst, `,"max_tool_calls":`...)
-	dst = appendEchoed(dst, echo.maxToolCalls, "null")
-	dst = append(dst, `,"model":`...)
-	switch {
-	case len(r.model) > 2: // a JSON string, not ""
-		dst = append(dst, r.model...)
-	default:
-		dst = appendEchoed(dst, echo.model, `""`)
-	}
-	return append(dst, `,"output":[`...)
+	w.writeEchoedMembers(responseHeadEchoes[:], r, echo)
+	w.write(`,"output":[`)
 }
 
-// appendResponseTail closes the output array and writes the rest of the Response object but its closing
+// writeResponseTail closes the output array and writes the rest of the Response object but its closing
 // brace (a JSON answer adds output_text first).
+func (w *bridgeWriter) writeResponseTail(r *bridgedResponse, echo *responsesEcho) {
+	w.writeEchoedMembers(responseTailEchoes[:], r, echo)
+}
+
+// appendResponseHead appends writeResponseHead's bytes to dst.
+func appendResponseHead(dst []byte, r *bridgedResponse, echo *responsesEcho) []byte {
+	w := bridgeWriter{out: dst}
+	w.writeResponseHead(r, echo)
+	return w.out
+}
+
+// appendResponseTail appends writeResponseTail's bytes to dst.
 func appendResponseTail(dst []byte, r *bridgedResponse, echo *responsesEcho) []byte {
-	if echo == nil {
-		echo = &defaultEcho
-	}
-	dst = append(dst, `],"parallel_tool_calls":`...)
-	dst = appendEchoed(dst, echo.parallelToolCalls, "true")
-	dst = append(dst, `,"previous_response_id":null,"prompt_cache_key":`...)
-	dst = appendEchoed(dst, echo.promptCacheKey, "null")
-	dst = append(dst, `,"reasoning":`...)
-	dst = appendEchoed(dst, echo.reasoning, `{"effort":null,"summary":null}`)
-	dst = append(dst, `,"safety_identifier":`...)
-	dst = appendEchoed(dst, echo.safetyIdentifier, "null")
-	dst = append(dst, `,"service_tier":`...)
-	if r.serviceTier != nil {
-		dst = append(dst, r.serviceTier...) // the tier that served the answer, as OpenAI reports it
-	} else {
-		dst = appendEchoed(dst, echo.serviceTier, `"default"`)
-	}
-	// A chat-only provider stores nothing, whatever the client asked.
-	dst = append(dst, `,"store":false,"temperature":`...)
-	dst = appendEchoed(dst, echo.temperature, "1")
-	dst = append(dst, `,"text":`...)
-	dst = appendEchoed(dst, echo.text, `{"format":{"type":"text"}}`)
-	dst = append(dst, `,"tool_choice":`...)
-	dst = appendEchoed(dst, echo.toolChoice, `"auto"`)
-	dst = append(dst, `,"tools":`...)
-	dst = appendEchoed(dst, echo.tools, "[]")
-	dst = append(dst, `,"top_logprobs":`...)
-	dst = appendEchoed(dst, echo.topLogprobs, "0")
-	dst = append(dst, `,"top_p":`...)
-	dst = appendEchoed(dst, echo.topP, "1")
-	dst = append(dst, `,"truncation":`...)
-	dst = appendEchoed(dst, echo.truncation, `"disabled"`)
-	dst = append(dst, `,"usage":`...)
-	if r.usage != nil {
-		dst = appendResponsesUsage(dst, r.usage)
-	} else {
-		dst = append(dst, "null"...)
-	}
-	dst = append(dst, `,"user":`...)
-	dst = appendEchoed(dst, echo.user, "null")
-	dst = append(dst, `,"metadata":`...)
-	return appendEchoed(dst, echo.metadata, "{}")
+	w := bridgeWriter{out: dst}
+	w.writeResponseTail(r, echo)
+	return w.out
 }
 
 // readOnlyString is b as a string without a copy, for gjson's reads; the string must not outlive b's contents.
@@ -437,13 +456,13 @@ func decodedKey(m *jsonscan.Member, src []byte) []byte {
 func decodeEscapedKey(literal []byte) []byte { return []byte(decodeJSONString(literal)) }
 
 // lookupMembers fills values[i] with the value of keys[i] among obj's top-level members (the first of a
-// repeated key; nil when absent) and returns the member table for reuse. obj must be part of a validated
-// JSON text: Skim then only locates.
-func lookupMembers(obj []byte, table []jsonscan.Member, keys []string, values [][]byte) []jsonscan.Member {
+// repeated key; nil when absent) and returns the member table for reuse, and whether obj is an object. obj
+// must be part of a validated JSON text: Skim then only locates.
+func lookupMembers(obj []byte, table []jsonscan.Member, keys []string, values [][]byte) ([]jsonscan.Member, bool) {
 	clear(values)
 	table, err := jsonscan.Skim(obj, table[:0], maxTopLevelMembers)
 	if err != nil {
-		return table
+		return table, false
 	}
 	for i := range table {
 		m := &table[i]
@@ -455,19 +474,32 @@ func lookupMembers(obj []byte, table []jsonscan.Member, keys []string, values []
 			}
 		}
 	}
-	return table
+	return table, true
+}
+
+// nextElement is the element of the JSON array arr after offset pos (0 for the first), and the offset to
+// pass for the one after it; nil after the last. arr must be part of a validated JSON text: the elements
+// are passed over (valueEnd) without being checked again, with a loop, whatever their depth.
+func nextElement(arr []byte, pos int) (element []byte, next int) {
+	if pos == 0 {
+		if len(arr) == 0 || arr[0] != '[' {
+			return nil, 0
+		}
+		pos = 1
+	}
+	if pos = skipJSONSpace(arr, pos); pos < len(arr) && arr[pos] == ',' {
+		pos = skipJSONSpace(arr, pos+1)
+	}
+	end := valueEnd(arr, pos)
+	if pos >= len(arr) || arr[pos] == ']' || end <= pos {
+		return nil, len(arr)
+	}
+	return arr[pos:end], end
 }
 
 // firstArrayElement is the first element of a JSON array, nil when v is not an array or is empty.
 func firstArrayElement(v []byte) []byte {
-	if len(v) == 0 || v[0] != '[' {
-		return nil
-	}
-	var first []byte
-	gjson.Parse(readOnlyString(v)).ForEach(func(_, value gjson.Result) bool {
-		first = readOnlyBytes(value.Raw)
-		return false
-	})
+	first, _ := nextElement(v, 0)
 	return first
 }
 
@@ -476,24 +508,20 @@ func isNonEmptyArray(v []byte) bool {
 	return len(v) > 0 && v[0] == '[' && !isEmptyArray(v)
 }
 
-// appendContentText appends a chat message content's text as JSON string contents: a string's own, or the
+// writeContentText writes a chat message content's text as JSON string contents: a string's own, or the
 // text of an array's parts (some providers answer with parts), one after the other.
-func appendContentText(dst, content []byte) []byte {
+func (w *bridgeWriter) writeContentText(content []byte) {
 	if s, ok := jsonStringContents(content); ok {
-		return append(dst, s...)
+		w.writeRaw(s)
+		return
 	}
-	if len(content) == 0 || content[0] != '[' {
-		return dst
-	}
-	gjson.Parse(readOnlyString(content)).ForEach(func(_, part gjson.Result) bool {
-		if t := part.Get("text"); t.Type == gjson.String {
+	for part, pos := nextElement(content, 0); part != nil; part, pos = nextElement(content, pos) {
+		if t := gjson.Get(readOnlyString(part), "text"); t.Type == gjson.String {
 			if s, ok := jsonStringContents(readOnlyBytes(t.Raw)); ok {
-				dst = append(dst, s...)
+				w.writeRaw(s)
 			}
 		}
-		return true
-	})
-	return dst
+	}
 }
 
 // Keys read from a chat answer and its choices; fixed arrays, so lookup's value tables stay on the stack.
@@ -524,26 +552,17 @@ func bridgeAnswer(dst, chat []byte, echo *responsesEcho) ([]byte, error) {
 		return nil, errChatAnswerNotJSON
 	}
 	var tableSpace [32]jsonscan.Member
-	table, err := jsonscan.Skim(chat, tableSpace[:0], maxTopLevelMembers)
-	if err != nil {
-		return nil, errChatAnswerNotObject
-	}
 	var top [6][]byte
-	for i := range table {
-		m := &table[i]
-		key := decodedKey(m, chat)
-		for i, k := range chatAnswerKeys {
-			if top[i] == nil && string(key) == k {
-				top[i] = m.Value(chat)
-				break
-			}
-		}
+	if _, ok := lookupMembers(chat, tableSpace[:0], chatAnswerKeys, top[:]); !ok {
+		return nil, errChatAnswerNotObject
 	}
 	id, created, model, choices, usage, tier := top[0], top[1], top[2], top[3], top[4], top[5]
 
-	r := bridgedResponse{hash: bridgeHash(chat)}
+	var r bridgedResponse
 	if s, ok := jsonStringContents(id); ok && len(s) > 0 {
 		r.hash = bridgeHash(s)
+	} else {
+		r.hash = bridgeHash(chat)
 	}
 	if len(created) > 0 && (created[0] == '-' || created[0] >= '0' && created[0] <= '9') {
 		r.createdAt = created
@@ -573,18 +592,21 @@ func bridgeAnswer(dst, chat []byte, echo *responsesEcho) ([]byte, error) {
 	}
 	content, refusal, reasoning, toolCalls := fields[0], fields[1], fields[2], fields[3]
 
-	dst = appendResponseHead(dst[:0], &r, echo)
+	w := bridgeWriter{out: dst[:0]}
+	w.writeResponseHead(&r, echo)
 	items := 0
 	if s, ok := jsonStringContents(reasoning); ok && len(s) > 0 {
 		it := bridgedItem{kind: reasoningItem, text: s}
-		dst = appendOutputItem(dst, &it, r.hash, "", false)
+		w.writeOutputItem(&it, r.hash, "", false)
 		items++
 	}
 	// The text is a view of the answer when content is a string; an array of parts (rare: OpenAI-shaped
 	// answers carry a string) is joined into a buffer of its own.
 	text, _ := jsonStringContents(content)
 	if len(content) > 0 && content[0] == '[' {
-		text = appendContentText(nil, content)
+		joined := bridgeWriter{}
+		joined.writeContentText(content)
+		text = joined.out
 	}
 	refusalText, _ := jsonStringContents(refusal)
 	calls := isNonEmptyArray(toolCalls)
@@ -603,45 +625,40 @@ func bridgeAnswer(dst, chat []byte, echo *responsesEcho) ([]byte, error) {
 			it.refusalPart = it.parts()
 		}
 		if items > 0 {
-			dst = append(dst, ',')
+			w.writeByte(',')
 		}
-		dst = appendOutputItem(dst, &it, r.hash, messageStatus, false)
+		w.writeOutputItem(&it, r.hash, messageStatus, false)
 		items++
 	}
-	if calls {
-		var ok bool
-		if dst, ok = appendFunctionCalls(dst, toolCalls, r.hash, items > 0); !ok {
-			return nil, errChatAnswerTooManyCalls
-		}
+	if calls && !w.writeFunctionCalls(toolCalls, r.hash, items > 0) {
+		return nil, errChatAnswerTooManyCalls
 	}
-	dst = appendResponseTail(dst, &r, echo)
-	dst = append(dst, `,"output_text":"`...)
-	dst = append(dst, text...)
-	return append(dst, `"}`...), nil
+	w.writeResponseTail(&r, echo)
+	w.writeFramed(`,"output_text":"`, text, partEnd)
+	return w.out, nil
 }
 
-// appendFunctionCalls writes one function_call item per chat tool call, in order.
-func appendFunctionCalls(dst, toolCalls []byte, h uint64, comma bool) (_ []byte, ok bool) {
+// writeFunctionCalls writes one function_call item per chat tool call, in order; false past
+// maxBridgedItems calls.
+func (w *bridgeWriter) writeFunctionCalls(toolCalls []byte, h uint64, comma bool) bool {
 	var seenSpace [8][]byte
 	seen := seenSpace[:0] // the call ids so far: a repeated one is replaced by a generated one
 	var inner [8]jsonscan.Member
 	ordinal := 0
-	gjson.Parse(readOnlyString(toolCalls)).ForEach(func(_, call gjson.Result) bool {
-		raw := readOnlyBytes(call.Raw)
-		if len(raw) == 0 || raw[0] != '{' {
-			return true
-		}
-		var fields [3][]byte
-		var fn [2][]byte
-		lookupMembers(raw, inner[:0], chatCallKeys, fields[:])
-		if len(fields[1]) > 0 && fields[1][0] == '{' {
-			lookupMembers(fields[1], inner[:0], chatFuncKeys, fn[:])
+	for call, pos := nextElement(toolCalls, 0); call != nil; call, pos = nextElement(toolCalls, pos) {
+		if call[0] != '{' {
+			continue
 		}
 		if ordinal == maxBridgedItems {
 			// As in a stream: each call becomes an item of ~150 bytes, so an upstream's "[{},{},...]" would
 			// otherwise grow the answer 50-fold (and the repeated-id check with it, quadratically).
-			ordinal = -1
 			return false
+		}
+		var fields [3][]byte
+		var fn [2][]byte
+		lookupMembers(call, inner[:0], chatCallKeys, fields[:])
+		if len(fields[1]) > 0 && fields[1][0] == '{' {
+			lookupMembers(fields[1], inner[:0], chatFuncKeys, fn[:])
 		}
 		it := bridgedItem{kind: functionCallItem, ordinal: ordinal}
 		if id, ok := jsonStringContents(fields[0]); ok && len(id) > 0 && !containsID(seen, id) {
@@ -651,14 +668,13 @@ func appendFunctionCalls(dst, toolCalls []byte, h uint64, comma bool) (_ []byte,
 		it.name, _ = jsonStringContents(fn[0])
 		it.arguments, _ = jsonStringContents(fn[1])
 		if comma {
-			dst = append(dst, ',')
+			w.writeByte(',')
 		}
 		comma = true
-		dst = appendOutputItem(dst, &it, h, responseStatusCompleted, false)
+		w.writeOutputItem(&it, h, responseStatusCompleted, false)
 		ordinal++
-		return true
-	})
-	return dst, ordinal >= 0
+	}
+	return true
 }
 
 // containsID reports whether list holds b.

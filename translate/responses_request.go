@@ -114,47 +114,35 @@ const (
 	echoMaxToolCalls
 )
 
+// echoSlotOffsets are the offsets in a responsesEcho of the members the slots name: a table, where a switch
+// would be a branch per slot in the compiled module.
+var echoSlotOffsets = [...]uintptr{
+	echoModel:             unsafe.Offsetof(responsesEcho{}.model),
+	echoInstructions:      unsafe.Offsetof(responsesEcho{}.instructions),
+	echoTools:             unsafe.Offsetof(responsesEcho{}.tools),
+	echoToolChoice:        unsafe.Offsetof(responsesEcho{}.toolChoice),
+	echoParallelToolCalls: unsafe.Offsetof(responsesEcho{}.parallelToolCalls),
+	echoTemperature:       unsafe.Offsetof(responsesEcho{}.temperature),
+	echoTopP:              unsafe.Offsetof(responsesEcho{}.topP),
+	echoMaxOutputTokens:   unsafe.Offsetof(responsesEcho{}.maxOutputTokens),
+	echoText:              unsafe.Offsetof(responsesEcho{}.text),
+	echoReasoning:         unsafe.Offsetof(responsesEcho{}.reasoning),
+	echoMetadata:          unsafe.Offsetof(responsesEcho{}.metadata),
+	echoUser:              unsafe.Offsetof(responsesEcho{}.user),
+	echoSafetyIdentifier:  unsafe.Offsetof(responsesEcho{}.safetyIdentifier),
+	echoPromptCacheKey:    unsafe.Offsetof(responsesEcho{}.promptCacheKey),
+	echoServiceTier:       unsafe.Offsetof(responsesEcho{}.serviceTier),
+	echoTruncation:        unsafe.Offsetof(responsesEcho{}.truncation),
+	echoTopLogprobs:       unsafe.Offsetof(responsesEcho{}.topLogprobs),
+	echoMaxToolCalls:      unsafe.Offsetof(responsesEcho{}.maxToolCalls),
+}
+
 // slot is the member of e that s names (nil for echoNothing).
 func (e *responsesEcho) slot(s echoSlot) *[]byte {
-	switch s {
-	case echoModel:
-		return &e.model
-	case echoInstructions:
-		return &e.instructions
-	case echoTools:
-		return &e.tools
-	case echoToolChoice:
-		return &e.toolChoice
-	case echoParallelToolCalls:
-		return &e.parallelToolCalls
-	case echoTemperature:
-		return &e.temperature
-	case echoTopP:
-		return &e.topP
-	case echoMaxOutputTokens:
-		return &e.maxOutputTokens
-	case echoText:
-		return &e.text
-	case echoReasoning:
-		return &e.reasoning
-	case echoMetadata:
-		return &e.metadata
-	case echoUser:
-		return &e.user
-	case echoSafetyIdentifier:
-		return &e.safetyIdentifier
-	case echoPromptCacheKey:
-		return &e.promptCacheKey
-	case echoServiceTier:
-		return &e.serviceTier
-	case echoTruncation:
-		return &e.truncation
-	case echoTopLogprobs:
-		return &e.topLogprobs
-	case echoMaxToolCalls:
-		return &e.maxToolCalls
+	if s == echoNothing {
+		return nil
 	}
-	return nil
+	return (*[]byte)(unsafe.Add(unsafe.Pointer(e), echoSlotOffsets[s]))
 }
 
 // responsesField is one top-level field of a Responses request and what the bridge does with it.
@@ -261,8 +249,8 @@ const bridgedMemberLimit = 64
 
 // requestBridge is the state of one bridgeRequest call; it lives on the caller's stack.
 type requestBridge struct {
-	out  []byte
-	opts *bridgeOptions
+	bridgeWriter // the chat request
+	opts         *bridgeOptions
 	// leftOut collects the fields sent that the target's chat API lacks (they are left out, and listed in
 	// x-aidialect-dropped-params as the extra parameters a chat request loses are).
 	leftOut *[]string
@@ -277,9 +265,9 @@ type requestBridge struct {
 	messages, inputMessages int
 	// turn is the assistant message left open, so function calls after it join it.
 	turn assistantTurn
-	// item and part hold the members of the array elements being written: an input item (or a tool) and a
-	// content part of it.
-	item, part objectFields
+	// item holds the members of the array element being written: an input item, or a tool. (A content
+	// part's are a local of the writer of the parts, zeroed only for the messages that have some.)
+	item objectFields
 }
 
 // assistantTurn is what is open of the last assistant message written.
@@ -361,14 +349,12 @@ func (b *requestBridge) locate(src []byte, values *[len(responsesFields)][]byte)
 		}
 		row, known := responsesFieldRow(name)
 		if !known {
-			name = strings.Clone(name) // a view of src would outlive it in the error
-			return 0, NewError(ErrUnsupportedParameter, name, "unknown parameter: "+quoteForMessage(name)+
-				" is not a Responses API field the gateway can bridge to a provider that has only Chat Completions: "+
-				"remove it, or route to an openai or azure-openai model, which take the Responses API natively")
+			return 0, fieldRefusal(ErrUnsupportedParameter, name, "unknown parameter: ", " is not a Responses "+
+				"API field the gateway can bridge to a provider that has only Chat Completions: remove it, or "+
+				"route to an openai or azure-openai model, which take the Responses API natively")
 		}
 		if present&(1<<row) != 0 {
-			name = strings.Clone(name)
-			return 0, NewError(ErrInvalidJSON, name, "the request body has the field "+quoteForMessage(name)+
+			return 0, fieldRefusal(ErrInvalidJSON, name, "the request body has the field ",
 				" more than once: send each field once")
 		}
 		present |= 1 << row
@@ -387,13 +373,20 @@ func (b *requestBridge) locate(src []byte, values *[len(responsesFields)][]byte)
 		if f.handling == readStore && string(raw) == "true" {
 			// Nothing is stored: said in x-aidialect-dropped-params now, rather than by the refusal of the
 			// next turn's previous_response_id or item_reference.
-			*b.leftOut = append(*b.leftOut, f.name)
+			b.leaveOut(f.name)
 		}
 	}
 	if err != nil {
 		return 0, NewError(ErrInvalidJSON, "", "the request body has more top-level fields than the Responses API has")
 	}
 	return present, nil
+}
+
+// fieldRefusal refuses the top-level field name: its message is before, the name quoted, then after. name,
+// a view of the body, is copied: the error outlives the body.
+func fieldRefusal(code ErrorCode, name, before, after string) *Error {
+	name = strings.Clone(name)
+	return NewError(code, name, before+quoteForMessage(name)+after)
 }
 
 // fillEcho copies the echoed values (of the rows present) into echo.buf, sized once so the views into it
@@ -480,30 +473,37 @@ func (b *requestBridge) writeField(f *responsesField, raw []byte, values *[len(r
 	return nil
 }
 
-// The writers of the chat request. Each is kept out of line: an append inlined is several hundred bytes of
-// the compiled module, a call a few dozen.
+// bridgeWriter is the buffer the bridge writes JSON into: the chat request, a Response, a stream's events.
+// Its writers are kept out of line: an append inlined is several hundred bytes of the compiled module, a
+// call a few dozen.
+type bridgeWriter struct{ out []byte }
 
 // write appends s.
 //
 //go:noinline
-func (b *requestBridge) write(s string) { b.out = append(b.out, s...) }
+func (w *bridgeWriter) write(s string) { w.out = append(w.out, s...) }
 
-// writeRaw appends raw, JSON as the client wrote it.
+// writeRaw appends raw: JSON, or JSON string contents, as it came.
 //
 //go:noinline
-func (b *requestBridge) writeRaw(raw []byte) { b.out = append(b.out, raw...) }
+func (w *bridgeWriter) writeRaw(raw []byte) { w.out = append(w.out, raw...) }
 
 // writeByte appends c.
 //
 //go:noinline
-func (b *requestBridge) writeByte(c byte) { b.out = append(b.out, c) }
+func (w *bridgeWriter) writeByte(c byte) { w.out = append(w.out, c) }
 
-// writeFramed appends prefix, raw and suffix: a value of the client's between two fixed fragments.
+// writeFramed appends prefix, raw and suffix: a value as it came between two fixed fragments.
 //
 //go:noinline
-func (b *requestBridge) writeFramed(prefix string, raw []byte, suffix string) {
-	b.out = append(append(append(b.out, prefix...), raw...), suffix...)
+func (w *bridgeWriter) writeFramed(prefix string, raw []byte, suffix string) {
+	w.out = append(append(append(w.out, prefix...), raw...), suffix...)
 }
+
+// writeInt appends n in decimal.
+//
+//go:noinline
+func (w *bridgeWriter) writeInt(n int64) { w.out = strconv.AppendInt(w.out, n, 10) }
 
 // key writes the name of the next member of the object being written, after a comma unless it is the
 // first, and records a top-level member for written.
@@ -511,7 +511,7 @@ func (b *requestBridge) writeFramed(prefix string, raw []byte, suffix string) {
 //go:noinline
 func (b *requestBridge) key(name string) {
 	if b.out[len(b.out)-1] != '{' {
-		b.out = append(b.out, ',')
+		b.writeByte(',')
 	}
 	if b.written != nil && !b.nested {
 		// The value's end is known when the next member starts (endWritten).
@@ -519,9 +519,9 @@ func (b *requestBridge) key(name string) {
 		b.written = append(b.written, jsonscan.Member{KeyStart: start, KeyEnd: start + len(name) + 2,
 			ValStart: start + len(name) + 3})
 	}
-	b.out = append(b.out, '"')
-	b.out = append(b.out, name...)
-	b.out = append(b.out, '"', ':')
+	b.writeByte('"')
+	b.write(name)
+	b.write(`":`)
 }
 
 // endWritten sets the ends of the recorded top-level members once the object is closed: each value ends at
@@ -1005,12 +1005,12 @@ func (b *requestBridge) writeMessages(instructions, input []byte) *Error {
 //go:noinline
 func (b *requestBridge) openMessage(role string) {
 	if b.messages > 0 {
-		b.out = append(b.out, ',')
+		b.writeByte(',')
 	}
 	b.messages++
-	b.out = append(b.out, `{"role":"`...)
-	b.out = append(b.out, role...)
-	b.out = append(b.out, '"')
+	b.write(`{"role":"`)
+	b.write(role)
+	b.writeByte('"')
 }
 
 // closeTurn closes the assistant message left open for function calls to join, if one is.
@@ -1174,8 +1174,9 @@ func (b *requestBridge) writeMessage(at paramPath, f *objectFields) *Error {
 func (b *requestBridge) writeUserParts(at paramPath, content []byte) *Error {
 	b.writeByte('[')
 	parts := newObjectList(content, at, "content")
-	for parts.next(&b.part) {
-		part, f := parts.at(), &b.part
+	var fields objectFields // here, not in b: zeroed only for a message with parts
+	for parts.next(&fields) {
+		part, f := parts.at(), &fields
 		if parts.i > 0 {
 			b.writeByte(',')
 		}
@@ -1230,6 +1231,8 @@ func (b *requestBridge) writeImage(part paramPath, f *objectFields) *Error {
 			"data: URL")
 	case !isJSONString(url):
 		return part.mustBe("image_url", "a string, an https or data: URL")
+	case detail != nil && !isJSONNull(detail) && !isJSONString(detail):
+		return part.mustBe("detail", "low, high or auto")
 	}
 	b.writeFramed(`{"type":"image_url","image_url":{"url":`, url, "")
 	// "original" (full resolution) has no chat value; the provider's default applies.
@@ -1277,8 +1280,9 @@ func (b *requestBridge) writeFile(part paramPath, f *objectFields) *Error {
 func (b *requestBridge) writeJoinedText(at paramPath, content []byte, assistant bool) *Error {
 	b.writeByte('"')
 	parts := newObjectList(content, at, "content")
-	for parts.next(&b.part) {
-		part, f := parts.at(), &b.part
+	var fields objectFields // here, not in b: zeroed only for a message with parts
+	for parts.next(&fields) {
+		part, f := parts.at(), &fields
 		typ := f.value[keyType]
 		key := keyText
 		switch {
@@ -1358,13 +1362,14 @@ func (b *requestBridge) writeFunctionOutput(at paramPath, f *objectFields) *Erro
 	}
 	b.writeByte('"')
 	parts := newObjectList(output, at, "output")
-	for parts.next(&b.part) {
-		part, typ := parts.at(), b.part.value[keyType]
+	var fields objectFields
+	for parts.next(&fields) {
+		part, typ := parts.at(), fields.value[keyType]
 		if !jsonStringIs(typ, "input_text") && !jsonStringIs(typ, "output_text") {
 			return part.refusal(ErrUnsupportedParameter, "type", " is not a text part, and a tool message in "+
 				"Chat Completions holds text only: return the tool's result as text (input_text)")
 		}
-		if e := b.writeStringContents(part, &b.part, keyText); e != nil {
+		if e := b.writeStringContents(part, &fields, keyText); e != nil {
 			return e
 		}
 	}
@@ -1392,6 +1397,13 @@ func (b *requestBridge) writeTools(raw []byte) *Error {
 		}
 		if !isJSONString(name) {
 			return at.mustBe("name", "a string")
+		}
+		// Copied one level deeper than sent: only the schema may nest (bounded below).
+		if d := f.value[keyDescription]; d != nil && !isJSONNull(d) && !isJSONString(d) {
+			return at.mustBe("description", "a string")
+		}
+		if s := f.value[keyStrict]; s != nil && !isJSONNull(s) && string(s) != "true" && string(s) != "false" {
+			return at.mustBe("strict", "true or false")
 		}
 		// Parse bounds the request's nesting, and the schema sits one level deeper in chat's form than in
 		// the request: a schema at the bound would make a chat request Parse refuses.

@@ -902,3 +902,53 @@ func TestNameSlotsArePerfect(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeRequestTextMessagesCopiedWhole: text messages written the way SDKs write them are copied whole
+// (copyTextMessages); the same items with a space after each colon are read member by member, and must
+// become the same chat request, or the same refusal.
+func TestBridgeRequestTextMessagesCopiedWhole(t *testing.T) {
+	conversations := [][]string{
+		{`{"role":"user","content":"hi"}`},
+		{`{"role":"system","content":"s"}`, `{"role":"user","content":"a \"quoted\" \\ word\\"}`,
+			`{"role":"assistant","content":"ünïcödé \u00e9"}`, `{"role":"user","content":""}`},
+		{`{"role":"user","content":"q"}`, `{"role":"assistant","content":"let me look"}`,
+			`{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}`,
+			`{"type":"function_call_output","call_id":"c","output":"r"}`, `{"role":"assistant","content":"done"}`},
+		{`{"role":"developer","content":"d"}`, `{"role":"user","content":"u"}`,
+			`{"type":"reasoning","id":"rs_1","summary":[]}`, `{"role":"assistant","content":"a"}`},
+		{`{"role":"user","content":[{"type":"input_text","text":"part"}]}`, `{"role":"user","content":"x"}`,
+			`{"role":"assistant","content":"y"}`},
+		{`{"role":"user","content":"u"}`, `{"role":"users","content":"u"}`},
+		{`{"role":"user","content":"u"}`, `{"role":"user","content":"u","content":"v"}`},
+		{`{"role":"user","content":"u"}`, `{"role":"assistant","content":"a"}`, `{"type":"item_reference","id":"m"}`},
+	}
+	for _, items := range conversations {
+		compact := `{"model":"m","input":[` + strings.Join(items, ",") + `]}`
+		spaced := strings.ReplaceAll(compact, `":`, `": `)
+		for _, opts := range []*bridgeOptions{&azureAILike, &openAILike} {
+			var echo responsesEcho
+			want, wantErr := bridgeRequest(nil, []byte(spaced), opts, &echo)
+			got, gotErr := bridgeRequest(nil, []byte(compact), opts, &echo)
+			if !reflect.DeepEqual(gotErr, wantErr) || !bytes.Equal(got, want) {
+				t.Errorf("%s:\ngot  %s %v\nwant %s %v", compact, got, gotErr, want, wantErr)
+			}
+		}
+	}
+}
+
+// TestEchoSlots: each echo slot names its own member of the echo.
+func TestEchoSlots(t *testing.T) {
+	var echo responsesEcho
+	seen := map[*[]byte]echoSlot{}
+	for s := echoSlot(1); int(s) < len(echoSlotOffsets); s++ {
+		p := echo.slot(s)
+		if other, ok := seen[p]; ok || p == &echo.buf || p == nil {
+			t.Errorf("slot %d: the member of slot %d", s, other)
+		}
+		seen[p] = s
+	}
+	if echo.slot(echoModel) != &echo.model || echo.slot(echoMaxToolCalls) != &echo.maxToolCalls ||
+		echo.slot(echoServiceTier) != &echo.serviceTier || echo.slot(echoNothing) != nil {
+		t.Error("slots and members disagree")
+	}
+}

@@ -5,6 +5,9 @@ package translate
 // of events, which strict clients (openai-node's accumulator) check: every item is announced by
 // output_item.added at the next output_index, every part by content_part.added at the next content_index,
 // every part and arguments event names its item by id, and the terminal event holds every item in full.
+//
+// The events are written with bridgeWriter's out-of-line writers, and those about an item's text, part or
+// arguments by one writer (itemEvent), which keeps the compiled module small.
 
 import (
 	"bytes"
@@ -75,6 +78,8 @@ var (
 // responsesEvents converts one chat completion stream into Responses events. It lives in the Bridge, so its
 // buffers serve stream after stream: in steady state an event costs no allocation.
 type responsesEvents struct {
+	// w holds the caller's buffer while write, close or fail appends events to it; nil between calls.
+	w      bridgeWriter
 	echo   *responsesEcho
 	framer sse.Framer
 	// tables for the members of the event, its choice, its delta and a tool call; kept for reuse.
@@ -142,6 +147,15 @@ func reusableBuffer(b []byte) []byte {
 // finished reports whether a terminal event (response.completed, .incomplete or .failed) went out.
 func (r *responsesEvents) finished() bool { return r.ended }
 
+// begin takes dst as the buffer the events of a call are appended to; end gives it back, grown.
+func (r *responsesEvents) begin(dst []byte) { r.w.out = dst }
+
+func (r *responsesEvents) end() []byte {
+	dst := r.w.out
+	r.w.out = nil // the caller's buffer, not the converter's to keep
+	return dst
+}
+
 // write takes the next bytes of the chat stream, cut anywhere, and appends the Responses events they
 // complete to dst. It returns an error only when the framer refuses the chunk (an event past maxEventBytes),
 // and then has written nothing for it: the caller's failure path (fail) continues the sequence numbers.
@@ -153,16 +167,17 @@ func (r *responsesEvents) write(dst, chunk []byte) ([]byte, error) {
 	if err := r.framer.Feed(chunk); err != nil {
 		return dst, err
 	}
+	r.begin(dst)
 	for !r.ended {
 		ev, ok := r.framer.Next()
 		if !ok {
 			break
 		}
 		if ev.HasData {
-			dst = r.event(dst, ev.Data)
+			r.event(ev.Data)
 		}
 	}
-	return dst, nil
+	return r.end(), nil
 }
 
 // close ends the chat stream: a last event without its blank line is taken, then a stream that gave a
@@ -171,18 +186,20 @@ func (r *responsesEvents) close(dst []byte) []byte {
 	if r.ended {
 		return dst
 	}
+	r.begin(dst)
 	for ev, ok := r.framer.Flush(); ok && !r.ended; ev, ok = r.framer.Next() {
 		if ev.HasData {
-			dst = r.event(dst, ev.Data)
+			r.event(ev.Data)
 		}
 	}
-	if r.ended {
-		return dst
+	switch {
+	case r.ended:
+	case r.sawFinish:
+		r.finalize()
+	default:
+		r.failWith(bridgeStreamEndedMessage)
 	}
-	if r.sawFinish {
-		return r.finalize(dst)
-	}
-	return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgeStreamEndedMessage))
+	return r.end()
 }
 
 // fail ends the stream now with response.failed carrying message (the gateway cannot go on: an event too
@@ -191,21 +208,24 @@ func (r *responsesEvents) fail(dst []byte, message string) []byte {
 	if r.ended {
 		return dst
 	}
-	return r.failWith(dst, jsonscan.AppendString(r.failure[:0], message))
+	r.begin(dst)
+	r.failWith(message)
+	return r.end()
 }
 
 // event converts one chat stream event's data.
-func (r *responsesEvents) event(dst, data []byte) []byte {
+func (r *responsesEvents) event(data []byte) {
 	data = bytes.TrimSpace(data)
 	if bytes.Equal(data, doneData) {
-		return r.finalize(dst)
+		r.finalize()
+		return
 	}
 	table, err := jsonscan.Members(data, r.top[:0], maxTopLevelMembers)
 	r.top = table
 	if err != nil {
 		// Not JSON (a provider's notice, or a fragment): nothing in it can be converted, and guessing
 		// would be worse than passing over it. The end of the stream still decides how it ends.
-		return dst
+		return
 	}
 	var v [7][]byte
 	for i := range table {
@@ -221,23 +241,25 @@ func (r *responsesEvents) event(dst, data []byte) []byte {
 	id, created, model, choices, usage, tier, upstreamError := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
 	if len(upstreamError) > 0 && string(upstreamError) != "null" {
 		// The chat Stream writes one when the upstream was cut; a provider may send its own.
-		dst = r.start(dst, id, created, model, data)
+		r.start(id, created, model, data)
 		message := upstreamError // {"error":"..."}
 		if upstreamError[0] == '{' {
 			message = readOnlyBytes(gjson.Get(readOnlyString(upstreamError), "message").Raw)
 		}
 		if s, ok := jsonStringContents(message); !ok || len(s) == 0 {
-			return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgeUpstreamErrorMessage))
+			r.failWith(bridgeUpstreamErrorMessage)
+			return
 		}
-		return r.failWith(dst, append(r.failure[:0], message...))
+		r.failWithLiteral(append(r.failure[:0], message...))
+		return
 	}
 	hasChoices := isNonEmptyArray(choices)
 	hasUsage := len(usage) > 0 && usage[0] == '{'
 	if !hasChoices && !hasUsage {
 		// Azure's prompt annotations (empty id, choices: []) and other events with nothing to convert.
-		return dst
+		return
 	}
-	dst = r.start(dst, id, created, model, data)
+	r.start(id, created, model, data)
 	if hasUsage {
 		r.usage = readBridgedUsage(usage)
 	}
@@ -246,61 +268,58 @@ func (r *responsesEvents) event(dst, data []byte) []byte {
 		r.resp.serviceTier = r.tier
 	}
 	if !hasChoices {
-		return dst
+		return
 	}
 	// Responses has no n: choice 0, the first, is the answer.
 	choice := firstArrayElement(choices)
 	if len(choice) == 0 || choice[0] != '{' {
-		return dst
+		return
 	}
 	var c [2][]byte
-	r.choice = lookupMembers(choice, r.choice, chatDeltaKeys, c[:])
+	r.choice, _ = lookupMembers(choice, r.choice, chatDeltaKeys, c[:])
 	if delta := c[0]; len(delta) > 0 && delta[0] == '{' {
-		dst = r.applyDelta(dst, delta)
+		r.applyDelta(delta)
 	}
 	if reason, ok := jsonStringContents(c[1]); ok && len(reason) > 0 && !r.ended {
 		// Remembered, not acted on: the usage chunk comes after it, and [DONE] after that.
 		r.finish = append(r.finish[:0], reason...)
 		r.sawFinish = true
 	}
-	return dst
 }
 
 // applyDelta converts one choice delta: reasoning first, as models think before they answer, then text,
 // refusal and tool calls.
-func (r *responsesEvents) applyDelta(dst, delta []byte) []byte {
+func (r *responsesEvents) applyDelta(delta []byte) {
 	var d [4][]byte
-	r.delta = lookupMembers(delta, r.delta, chatDeltaFieldKeys, d[:])
+	r.delta, _ = lookupMembers(delta, r.delta, chatDeltaFieldKeys, d[:])
 	if s, ok := jsonStringContents(d[0]); ok && len(s) > 0 {
-		dst = r.reasoningDelta(dst, d[0])
+		r.reasoningDelta(d[0])
 	}
 	if s, ok := jsonStringContents(d[1]); ok && len(s) > 0 && !r.ended {
-		dst = r.messageDelta(dst, d[1], false)
+		r.messageDelta(d[1], false)
 	}
 	if s, ok := jsonStringContents(d[2]); ok && len(s) > 0 && !r.ended {
-		dst = r.messageDelta(dst, d[2], true)
+		r.messageDelta(d[2], true)
 	}
-	if calls := d[3]; isNonEmptyArray(calls) && !r.ended {
-		gjson.Parse(readOnlyString(calls)).ForEach(func(_, call gjson.Result) bool {
-			if raw := readOnlyBytes(call.Raw); len(raw) > 0 && raw[0] == '{' {
-				dst = r.toolCallDelta(dst, raw)
-			}
-			return !r.ended
-		})
+	calls := d[3]
+	for call, pos := nextElement(calls, 0); call != nil && !r.ended; call, pos = nextElement(calls, pos) {
+		if call[0] == '{' {
+			r.toolCallDelta(call)
+		}
 	}
-	return dst
 }
 
 // start writes response.created and response.in_progress before the first event that converts to
 // anything, taking the Response's id, created_at and model from it.
-func (r *responsesEvents) start(dst, id, created, model, data []byte) []byte {
+func (r *responsesEvents) start(id, created, model, data []byte) {
 	if r.started {
-		return dst
+		return
 	}
 	r.started = true
-	r.resp.hash = bridgeHash(data)
 	if s, ok := jsonStringContents(id); ok && len(s) > 0 {
 		r.resp.hash = bridgeHash(s)
+	} else {
+		r.resp.hash = bridgeHash(data)
 	}
 	if len(created) > 0 && (created[0] == '-' || created[0] >= '0' && created[0] <= '9') {
 		r.createdAt = append(r.createdAt[:0], created...)
@@ -312,50 +331,88 @@ func (r *responsesEvents) start(dst, id, created, model, data []byte) []byte {
 	}
 	r.resp.status = responseStatusInProgress
 	for _, typ := range [2]string{responsesEventCreated, responsesEventInProgress} {
-		dst = r.open(dst, typ)
-		dst = append(dst, `,"response":`...)
-		dst = appendResponseHead(dst, &r.resp, r.echo)
-		dst = appendResponseTail(dst, &r.resp, r.echo)
-		dst = append(dst, '}')
-		dst = closeResponsesEvent(dst)
+		r.responseEvent(typ)
 	}
-	return dst
 }
 
-// open begins an event: its event line, and its data's type and sequence_number members.
-func (r *responsesEvents) open(dst []byte, typ string) []byte {
-	dst = append(dst, "event: "...)
-	dst = append(dst, typ...)
-	dst = append(dst, "\ndata: {\"type\":\""...)
-	dst = append(dst, typ...)
-	dst = append(dst, `","sequence_number":`...)
-	dst = strconv.AppendInt(dst, r.seq, 10)
+// responseEvent writes an event that carries the Response (response.created, .in_progress, and the terminal
+// ones), with every item so far in full.
+func (r *responsesEvents) responseEvent(typ string) {
+	r.open(typ)
+	r.w.write(`,"response":`)
+	r.w.writeResponseHead(&r.resp, r.echo)
+	for i := range r.items {
+		if i > 0 {
+			r.w.writeByte(',')
+		}
+		status := responseStatusIncomplete
+		if !r.items[i].open {
+			status = r.itemStatus(i)
+		}
+		r.w.writeOutputItem(&r.items[i], r.resp.hash, status, false)
+	}
+	r.w.writeResponseTail(&r.resp, r.echo)
+	r.w.write("}" + eventEnd)
+}
+
+// eventEnd ends an event's data object and the event.
+const eventEnd = "}\n\n"
+
+// open begins an event: its event line, and its data's type and sequence_number members. Every event
+// starts here, so it appends directly rather than through bridgeWriter's calls: the code is here once.
+func (r *responsesEvents) open(typ string) {
+	out := append(r.w.out, "event: "...)
+	out = append(out, typ...)
+	out = append(out, "\ndata: {\"type\":\""...)
+	out = append(out, typ...)
+	out = append(out, `","sequence_number":`...)
+	r.w.out = strconv.AppendInt(out, r.seq, 10)
 	r.seq++
-	return dst
 }
 
-// closeResponsesEvent ends an event's data object and the event.
-func closeResponsesEvent(dst []byte) []byte { return append(dst, "}\n\n"...) }
-
-// appendItemRef writes the members that name item i: item_id and output_index.
-func (r *responsesEvents) appendItemRef(dst []byte, i int) []byte {
-	dst = append(dst, `,"item_id":"`...)
-	dst = appendItemID(dst, &r.items[i], r.resp.hash)
-	dst = append(dst, `","output_index":`...)
-	return strconv.AppendInt(dst, int64(i), 10)
+// openItemEvent begins an event about item i, and its content part unless part is -1: item_id,
+// output_index and content_index. Every delta starts here: it appends directly, as open does.
+func (r *responsesEvents) openItemEvent(typ string, i, part int) {
+	r.open(typ)
+	out := append(r.w.out, `,"item_id":"`...)
+	out = appendItemID(out, &r.items[i], r.resp.hash)
+	out = append(out, `","output_index":`...)
+	out = strconv.AppendInt(out, int64(i), 10)
+	if part >= 0 {
+		out = append(out, `,"content_index":`...)
+		out = strconv.AppendInt(out, int64(part), 10)
+	}
+	r.w.out = out
 }
 
-// appendIndexMember writes `,"<name>":n`.
-func appendIndexMember(dst []byte, name string, n int) []byte {
-	dst = append(dst, ',', '"')
-	dst = append(dst, name...)
-	dst = append(dst, '"', ':')
-	return strconv.AppendInt(dst, int64(n), 10)
+// itemEvent writes an event about item i (and its content part, unless part is -1) whose last members are
+// prefix, value and suffix: a delta, a text done, a part. Kept out of line: it is called from many places.
+//
+//go:noinline
+func (r *responsesEvents) itemEvent(typ string, i, part int, prefix string, value []byte, suffix string) {
+	r.openItemEvent(typ, i, part)
+	r.w.out = append(append(append(append(r.w.out, prefix...), value...), suffix...), eventEnd...)
 }
 
-// hold accounts for n more bytes kept for the end of the stream, and reports whether they fit the bound.
+// outputItemEvent writes output_item.added (added) or output_item.done for item i.
+func (r *responsesEvents) outputItemEvent(i int, status string, added bool) {
+	typ := responsesEventItemDone
+	if added {
+		typ = responsesEventItemAdded
+	}
+	r.open(typ)
+	r.w.write(`,"output_index":`)
+	r.w.writeInt(int64(i))
+	r.w.write(`,"item":`)
+	r.w.writeOutputItem(&r.items[i], r.resp.hash, status, added)
+	r.w.write(eventEnd)
+}
+
+// hold accounts for n more bytes kept for the end of the stream, and reports whether they fit the bound;
+// past it, the stream has failed.
 func (r *responsesEvents) hold(n int) bool {
 	if r.held+n > maxBridgedOutputBytes {
+		r.failWith(bridgedOutputLimitMessage)
 		return false
 	}
 	r.held += n
@@ -363,17 +420,18 @@ func (r *responsesEvents) hold(n int) bool {
 }
 
 // addItem appends a new item of the kind, closing an open reasoning item first when the new one is not
-// reasoning; the caller announces it. ok is false when the stream has as many items as it may hold: it has
+// reasoning; the caller announces it. It is -1 when the stream has as many items as it may hold: it has
 // then failed.
-func (r *responsesEvents) addItem(dst []byte, kind bridgedItemKind) (_ []byte, i int, ok bool) {
+func (r *responsesEvents) addItem(kind bridgedItemKind) int {
 	if len(r.items) == maxBridgedItems {
-		return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedItemsLimitMessage)), -1, false
+		r.failWith(bridgedItemsLimitMessage)
+		return -1
 	}
 	if kind != reasoningItem && r.reasoning >= 0 {
 		// Reasoning comes before what it led to: its item closes before the next opens.
-		dst = r.closeItem(dst, r.reasoning, responseStatusCompleted)
+		r.closeItem(r.reasoning, responseStatusCompleted)
 	}
-	i = len(r.items)
+	i := len(r.items)
 	if i < cap(r.items) {
 		r.items = r.items[:i+1]
 	} else {
@@ -384,109 +442,71 @@ func (r *responsesEvents) addItem(dst []byte, kind bridgedItemKind) (_ []byte, i
 		text: it.text[:0], refusal: it.refusal[:0], callID: it.callID[:0], name: it.name[:0],
 		arguments: it.arguments[:0]}
 	r.kindCount[kind]++
-	return dst, i, true
-}
-
-// announceItem writes output_item.added for item i.
-func (r *responsesEvents) announceItem(dst []byte, i int) []byte {
-	dst = r.open(dst, responsesEventItemAdded)
-	dst = appendIndexMember(dst, "output_index", i)
-	dst = append(dst, `,"item":`...)
-	dst = appendOutputItem(dst, &r.items[i], r.resp.hash, responseStatusInProgress, true)
-	return closeResponsesEvent(dst)
+	return i
 }
 
 // reasoningDelta converts a reasoning_content delta (a JSON string literal) into a reasoning item's summary
 // text delta, opening the item first.
-func (r *responsesEvents) reasoningDelta(dst, literal []byte) []byte {
+func (r *responsesEvents) reasoningDelta(literal []byte) {
 	text, _ := jsonStringContents(literal)
 	if !r.hold(len(text)) {
-		return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedOutputLimitMessage))
+		return
 	}
 	i := r.reasoning
 	if i < 0 {
-		var ok bool
-		if dst, i, ok = r.addItem(dst, reasoningItem); !ok {
-			return dst
+		if i = r.addItem(reasoningItem); i < 0 {
+			return
 		}
 		r.reasoning = i
-		dst = r.announceItem(dst, i)
-		dst = r.open(dst, responsesEventSummaryPartAdded)
-		dst = r.appendItemRef(dst, i)
-		dst = append(dst, `,"summary_index":0,"part":`...)
-		dst = appendSummaryPart(dst, nil)
-		dst = closeResponsesEvent(dst)
+		r.outputItemEvent(i, responseStatusInProgress, true)
+		r.itemEvent(responsesEventSummaryPartAdded, i, -1, `,"summary_index":0,"part":`+summaryPartPrefix, nil, partEnd)
 	}
 	it := &r.items[i]
 	it.text = append(it.text, text...)
-	dst = r.open(dst, responsesEventSummaryTextDelta)
-	dst = r.appendItemRef(dst, i)
-	dst = append(dst, `,"summary_index":0,"delta":`...)
-	dst = append(dst, literal...)
-	return closeResponsesEvent(dst)
+	r.itemEvent(responsesEventSummaryTextDelta, i, -1, `,"summary_index":0,"delta":`, literal, "")
 }
 
 // messageDelta converts a content (or, with refusal, a refusal) delta into an output_text (refusal) delta,
 // opening the message and its part first.
-func (r *responsesEvents) messageDelta(dst, literal []byte, refusal bool) []byte {
+func (r *responsesEvents) messageDelta(literal []byte, refusal bool) {
 	text, _ := jsonStringContents(literal)
 	if !r.hold(len(text)) {
-		return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedOutputLimitMessage))
+		return
 	}
 	i := r.message
 	if i < 0 {
-		var ok bool
-		if dst, i, ok = r.addItem(dst, messageItem); !ok {
-			return dst
+		if i = r.addItem(messageItem); i < 0 {
+			return
 		}
 		r.message = i
-		dst = r.announceItem(dst, i)
+		r.outputItemEvent(i, responseStatusInProgress, true)
 	}
 	it := &r.items[i]
-	part := it.textPart
+	part, partPrefix := &it.textPart, `,"part":`+textPartPrefix
 	if refusal {
-		part = it.refusalPart
+		part, partPrefix = &it.refusalPart, `,"part":`+refusalPartPrefix
 	}
-	if part < 0 {
-		part = it.parts()
-		dst = r.open(dst, responsesEventPartAdded)
-		dst = r.appendItemRef(dst, i)
-		dst = appendIndexMember(dst, "content_index", part)
-		dst = append(dst, `,"part":`...)
-		if refusal {
-			it.refusalPart = part
-			dst = appendRefusalPart(dst, nil)
-		} else {
-			it.textPart = part
-			dst = appendTextPart(dst, nil)
-		}
-		dst = closeResponsesEvent(dst)
+	if *part < 0 {
+		*part = it.parts()
+		r.itemEvent(responsesEventPartAdded, i, *part, partPrefix, nil, partEnd)
 	}
 	if refusal {
 		it.refusal = append(it.refusal, text...)
-		dst = r.open(dst, responsesEventRefusalDelta)
+		r.itemEvent(responsesEventRefusalDelta, i, *part, `,"delta":`, literal, "")
 	} else {
 		it.text = append(it.text, text...)
-		dst = r.open(dst, responsesEventTextDelta)
+		r.itemEvent(responsesEventTextDelta, i, *part, `,"delta":`, literal, `,"logprobs":[]`)
 	}
-	dst = r.appendItemRef(dst, i)
-	dst = appendIndexMember(dst, "content_index", part)
-	dst = append(dst, `,"delta":`...)
-	dst = append(dst, literal...)
-	if !refusal {
-		dst = append(dst, `,"logprobs":[]`...)
-	}
-	return closeResponsesEvent(dst)
 }
 
 // toolCallDelta converts one tool_calls fragment: a new index opens a function_call item (its id and name
 // come with the first fragment), and arguments become arguments deltas.
-func (r *responsesEvents) toolCallDelta(dst, call []byte) []byte {
+func (r *responsesEvents) toolCallDelta(call []byte) {
 	var f [3][]byte
 	var fn [2][]byte
-	r.call = lookupMembers(call, r.call, chatCallKeys, f[:])
+	r.call, _ = lookupMembers(call, r.call, chatCallKeys, f[:])
 	if len(f[1]) > 0 && f[1][0] == '{' {
-		r.call = lookupMembers(f[1], r.call, chatFuncKeys, fn[:])
+		r.call, _ = lookupMembers(f[1], r.call, chatFuncKeys, fn[:])
 	}
 	id, _ := jsonStringContents(f[0])
 	name, _ := jsonStringContents(fn[0])
@@ -495,7 +515,8 @@ func (r *responsesEvents) toolCallDelta(dst, call []byte) []byte {
 	i := -1
 	switch {
 	case hasIndex && index < 0:
-		return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedToolIndexMessage))
+		r.failWith(bridgedToolIndexMessage)
+		return
 	case hasIndex:
 		if index < len(r.toolItems) {
 			i = int(r.toolItems[index]) - 1
@@ -506,11 +527,10 @@ func (r *responsesEvents) toolCallDelta(dst, call []byte) []byte {
 	}
 	if i < 0 {
 		if !r.hold(len(id) + len(name)) {
-			return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedOutputLimitMessage))
+			return
 		}
-		var ok bool
-		if dst, i, ok = r.addItem(dst, functionCallItem); !ok {
-			return dst
+		if i = r.addItem(functionCallItem); i < 0 {
+			return
 		}
 		it := &r.items[i]
 		if len(id) > 0 && !r.callIDUsed(id) {
@@ -525,27 +545,20 @@ func (r *responsesEvents) toolCallDelta(dst, call []byte) []byte {
 			r.toolItems[index] = int32(i + 1)
 		}
 		r.lastCall = i
-		dst = r.announceItem(dst, i)
+		r.outputItemEvent(i, responseStatusInProgress, true)
 	} else if it := &r.items[i]; len(it.name) == 0 && len(name) > 0 {
 		// The name came late: output_item.done and the terminal event carry it.
 		if !r.hold(len(name)) {
-			return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedOutputLimitMessage))
+			return
 		}
 		it.name = append(it.name, name...)
 	}
-	if len(arguments) == 0 {
-		return dst
-	}
-	if !r.hold(len(arguments)) {
-		return r.failWith(dst, jsonscan.AppendString(r.failure[:0], bridgedOutputLimitMessage))
+	if len(arguments) == 0 || !r.hold(len(arguments)) {
+		return
 	}
 	it := &r.items[i]
 	it.arguments = append(it.arguments, arguments...)
-	dst = r.open(dst, responsesEventArgumentsDelta)
-	dst = r.appendItemRef(dst, i)
-	dst = append(dst, `,"delta":`...)
-	dst = append(dst, fn[1]...)
-	return closeResponsesEvent(dst)
+	r.itemEvent(responsesEventArgumentsDelta, i, -1, `,"delta":`, fn[1], "")
 }
 
 // toolCallIndex reads a tool call's index: a plain non-negative integer below maxBridgedItems. An index
@@ -578,7 +591,7 @@ func (r *responsesEvents) callIDUsed(id []byte) bool {
 }
 
 // closeItem writes the .done events of open item i: its text, part (or arguments) and the full item.
-func (r *responsesEvents) closeItem(dst []byte, i int, status string) []byte {
+func (r *responsesEvents) closeItem(i int, status string) {
 	it := &r.items[i]
 	it.open = false
 	if i == r.reasoning {
@@ -586,98 +599,57 @@ func (r *responsesEvents) closeItem(dst []byte, i int, status string) []byte {
 	}
 	switch it.kind {
 	case reasoningItem:
-		dst = r.open(dst, responsesEventSummaryTextDone)
-		dst = r.appendItemRef(dst, i)
-		dst = append(dst, `,"summary_index":0,"text":"`...)
-		dst = append(dst, it.text...)
-		dst = append(dst, '"')
-		dst = closeResponsesEvent(dst)
-		dst = r.open(dst, responsesEventSummaryPartDone)
-		dst = r.appendItemRef(dst, i)
-		dst = append(dst, `,"summary_index":0,"part":`...)
-		dst = appendSummaryPart(dst, it.text)
-		dst = closeResponsesEvent(dst)
+		r.itemEvent(responsesEventSummaryTextDone, i, -1, `,"summary_index":0,"text":"`, it.text, `"`)
+		r.itemEvent(responsesEventSummaryPartDone, i, -1, `,"summary_index":0,"part":`+summaryPartPrefix, it.text, partEnd)
 	case messageItem:
 		for part := range it.parts() {
 			if part == it.textPart {
-				dst = r.open(dst, responsesEventTextDone)
-				dst = r.appendItemRef(dst, i)
-				dst = appendIndexMember(dst, "content_index", part)
-				dst = append(dst, `,"text":"`...)
-				dst = append(dst, it.text...)
-				dst = append(dst, `","logprobs":[]`...)
+				r.itemEvent(responsesEventTextDone, i, part, `,"text":"`, it.text, `","logprobs":[]`)
 			} else {
-				dst = r.open(dst, responsesEventRefusalDone)
-				dst = r.appendItemRef(dst, i)
-				dst = appendIndexMember(dst, "content_index", part)
-				dst = append(dst, `,"refusal":"`...)
-				dst = append(dst, it.refusal...)
-				dst = append(dst, '"')
+				r.itemEvent(responsesEventRefusalDone, i, part, `,"refusal":"`, it.refusal, `"`)
 			}
-			dst = closeResponsesEvent(dst)
-			dst = r.open(dst, responsesEventPartDone)
-			dst = r.appendItemRef(dst, i)
-			dst = appendIndexMember(dst, "content_index", part)
-			dst = append(dst, `,"part":`...)
-			if part == it.textPart {
-				dst = appendTextPart(dst, it.text)
-			} else {
-				dst = appendRefusalPart(dst, it.refusal)
-			}
-			dst = closeResponsesEvent(dst)
+			r.openItemEvent(responsesEventPartDone, i, part)
+			r.w.write(`,"part":`)
+			r.w.writeMessagePart(it, part)
+			r.w.write(eventEnd)
 		}
 	default:
-		dst = r.open(dst, responsesEventArgumentsDone)
-		dst = r.appendItemRef(dst, i)
-		dst = append(dst, `,"name":"`...)
-		dst = append(dst, it.name...)
-		dst = append(dst, `","arguments":"`...)
-		dst = appendFinalArguments(dst, it.arguments)
-		dst = append(dst, '"')
-		dst = closeResponsesEvent(dst)
+		r.openItemEvent(responsesEventArgumentsDone, i, -1)
+		r.w.writeFramed(`,"name":"`, it.name, `","arguments":"`)
+		r.w.writeFramed("", finalArguments(it.arguments), `"`+eventEnd)
 	}
-	dst = r.open(dst, responsesEventItemDone)
-	dst = appendIndexMember(dst, "output_index", i)
-	dst = append(dst, `,"item":`...)
-	dst = appendOutputItem(dst, it, r.resp.hash, status, false)
-	return closeResponsesEvent(dst)
+	r.outputItemEvent(i, status, false)
 }
 
 // finalize ends a stream that finished ([DONE], or the end of a stream that gave a finish_reason): every
 // open item is closed in output order, then one response.completed or response.incomplete holds them all.
-func (r *responsesEvents) finalize(dst []byte) []byte {
+func (r *responsesEvents) finalize() {
 	if r.ended {
-		return dst
+		return
 	}
-	dst = r.start(dst, nil, nil, nil, nil)
+	r.start(nil, nil, nil, nil)
 	r.resp.status, r.resp.incompleteReason = finishStatus(r.finish)
 	if len(r.items) == 0 {
 		// An answer with nothing in it still gets its (empty) message, as a JSON answer does.
-		var ok bool
-		var i int
-		if dst, i, ok = r.addItem(dst, messageItem); !ok {
-			return dst
+		i := r.addItem(messageItem)
+		if i < 0 {
+			return
 		}
 		r.message = i
-		dst = r.announceItem(dst, i)
-		it := &r.items[i]
-		it.textPart = 0
-		dst = r.open(dst, responsesEventPartAdded)
-		dst = r.appendItemRef(dst, i)
-		dst = append(dst, `,"content_index":0,"part":`...)
-		dst = appendTextPart(dst, nil)
-		dst = closeResponsesEvent(dst)
+		r.outputItemEvent(i, responseStatusInProgress, true)
+		r.items[i].textPart = 0
+		r.itemEvent(responsesEventPartAdded, i, 0, `,"part":`+textPartPrefix, nil, partEnd)
 	}
 	for i := range r.items {
 		if r.items[i].open {
-			dst = r.closeItem(dst, i, r.itemStatus(i))
+			r.closeItem(i, r.itemStatus(i))
 		}
 	}
 	typ := responsesEventCompleted
 	if r.resp.status == responseStatusIncomplete {
 		typ = responsesEventIncomplete
 	}
-	return r.terminal(dst, typ)
+	r.terminal(typ)
 }
 
 // itemStatus is the status of item i as its Response ends: a message is as complete as the Response; a
@@ -689,43 +661,35 @@ func (r *responsesEvents) itemStatus(i int) string {
 	return responseStatusCompleted
 }
 
-// failWith ends the stream with response.failed: its error carries message (a JSON string literal) and its
-// output the items so far, the unfinished ones incomplete. No .done events precede it: the items did not
-// finish.
-func (r *responsesEvents) failWith(dst, message []byte) []byte {
+// failWith ends the stream with response.failed, its error carrying message.
+func (r *responsesEvents) failWith(message string) {
+	if !r.ended {
+		r.failWithLiteral(jsonscan.AppendString(r.failure[:0], message))
+	}
+}
+
+// failWithLiteral ends the stream with response.failed: its error carries message (a JSON string literal)
+// and its output the items so far, the unfinished ones incomplete. No .done events precede it: the items did
+// not finish.
+func (r *responsesEvents) failWithLiteral(message []byte) {
 	if r.ended {
-		return dst
+		return
 	}
 	r.failure = message
-	dst = r.start(dst, nil, nil, nil, nil)
+	r.start(nil, nil, nil, nil)
 	// An error event first, as a native stream cut short ends: the SDKs raise it with its message (openai-go,
 	// openai-node, the Python SDK and the Agents SDKs report response.failed without one, or not at all).
-	dst = r.open(dst, "error")
-	dst = appendErrorEventFields(dst, []byte(`"server_error"`), message)
-	dst = closeResponsesEvent(dst)
+	r.open("error")
+	r.w.out = appendErrorEventFields(r.w.out, []byte(`"server_error"`), message)
+	r.w.write(eventEnd)
 	r.resp.status, r.resp.incompleteReason, r.resp.failure = responseStatusFailed, "", r.failure
-	return r.terminal(dst, responsesEventFailed)
+	r.terminal(responsesEventFailed)
 }
 
 // terminal writes the event that ends the stream, whose response holds every item in full and the usage
 // (zeros when the upstream gave none).
-func (r *responsesEvents) terminal(dst []byte, typ string) []byte {
+func (r *responsesEvents) terminal(typ string) {
 	r.ended = true
 	r.resp.usage = &r.usage
-	dst = r.open(dst, typ)
-	dst = append(dst, `,"response":`...)
-	dst = appendResponseHead(dst, &r.resp, r.echo)
-	for i := range r.items {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		status := responseStatusIncomplete
-		if !r.items[i].open {
-			status = r.itemStatus(i)
-		}
-		dst = appendOutputItem(dst, &r.items[i], r.resp.hash, status, false)
-	}
-	dst = appendResponseTail(dst, &r.resp, r.echo)
-	dst = append(dst, '}')
-	return closeResponsesEvent(dst)
+	r.responseEvent(typ)
 }

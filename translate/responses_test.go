@@ -236,3 +236,21 @@ func TestNativeResponsesStreamEnds(t *testing.T) {
 		})
 	}
 }
+
+// TestBridgeRefusesNestedValuesWhereScalarsBelong: values the bridge copies one level deeper than they were
+// sent must be the scalars the API defines; nested, they could pass the request's depth bound yet exceed it
+// in the chat body.
+func TestBridgeRefusesNestedValuesWhereScalarsBelong(t *testing.T) {
+	deep := strings.Repeat("[", 253) + strings.Repeat("]", 253)
+	for _, tt := range []struct{ body, param string }{
+		{`{"model":"m","input":"hi","tools":[{"type":"function","name":"f","description":` + deep + `}]}`, "tools[0].description"},
+		{`{"model":"m","input":"hi","tools":[{"type":"function","name":"f","strict":` + deep + `}]}`, "tools[0].strict"},
+		{`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"https://x/y.png","detail":` + deep + `}]}]}`,
+			"input[0].content[0].detail"},
+	} {
+		var echo responsesEcho
+		if _, e := bridgeRequest(nil, []byte(tt.body), &openAIChatBridge, &echo); e == nil || e.Param != tt.param || e.Status() != 400 {
+			t.Errorf("%s: %v, want a 400 naming %s", tt.param, e, tt.param)
+		}
+	}
+}
