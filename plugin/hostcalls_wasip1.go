@@ -58,20 +58,14 @@ func getHeaderMap(mapType uint32, buf [][2]string) ([][2]string, error) {
 	return decodeHeaderMap(unsafe.Slice(data, size), buf), nil
 }
 
+// replaceHeaderMap serialises the map into a buffer of its own each time. Envoy copies the map, so a reused
+// buffer would do there; but the SDK's proxytest host (hostemu, the local gateway) keeps views of the guest's
+// memory instead of copies, and a reused buffer rewrote the headers it held for an earlier stream (seen as
+// "response headers edited after they went to the client" when requests overlapped).
 func replaceHeaderMap(mapType uint32, pairs [][2]string) error {
-	b := appendHeaderMap(headerMapBuf[:0], pairs)
-	status := proxySetHeaderMapPairs(mapType, &b[0], int32(len(b)))
-	if cap(b) <= maxKeptHeaderMap {
-		headerMapBuf = b[:0]
-	}
-	return statusError(status)
+	b := appendHeaderMap(nil, pairs)
+	return statusError(proxySetHeaderMapPairs(mapType, &b[0], int32(len(b))))
 }
-
-// headerMapBuf is the serialised map's buffer, reused.
-var headerMapBuf []byte
-
-// maxKeptHeaderMap bounds the buffer kept between writes; a larger map's is left to the collector.
-const maxKeptHeaderMap = 16 << 10
 
 // The proxy-wasm buffer types of the bodies.
 const (
