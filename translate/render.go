@@ -49,7 +49,11 @@ type UpstreamHead struct {
 func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
 	var head UpstreamHead
 	if bridges(req, t) {
-		req = asChat(req)
+		// Rendered as the chat request it becomes, as in renderBridged: the operation switched for the call
+		// rather than the request copied (the copy would be allocated: req escapes).
+		op := req.Op
+		req.Op = OpChatCompletions
+		defer func() { req.Op = op }()
 	} else if e := chatOnlyRefusal(req, t); e != nil {
 		return head, e
 	}

@@ -73,9 +73,10 @@ type bridgeOptions struct {
 	openAIParams bool
 }
 
-// storedResponseRefusal answers the routes below .../responses/ (retrieve, delete, cancel, input_items,
-// input_tokens, compact): the gateway picks a provider by the request's model, and these name none, so the
-// one that stored a response cannot be found; nor can a provider with only Chat Completions store one.
+// storedResponseRefusal answers the routes below .../responses/ other than input_tokens and compact
+// (retrieve, delete, cancel, input_items): the gateway picks a provider by the request's model, and these
+// name none, so the one that stored a response cannot be found; nor can a provider with only Chat
+// Completions store one.
 func storedResponseRefusal(method, path string) *Error {
 	return NewError(ErrUnsupportedParameter, "response_id", method+" "+quoteForMessage(path)+
 		" needs a response stored at the provider, and this gateway routes each request by its model and keeps no "+
@@ -98,13 +99,6 @@ func chatOnlyRefusal(req *ClientRequest, t *Target) *Error {
 	}
 	return NewError(ErrUnsupportedOperation, "", "the model is marked chat_only on this gateway, and chat completions "+
 		"have no "+req.Op.String()+" operation: use a model served with the Responses API")
-}
-
-// asChat is the request as its target receives it: a bridged Responses request is a chat request there.
-func asChat(req *ClientRequest) *ClientRequest {
-	chat := *req
-	chat.Op = OpChatCompletions
-	return &chat
 }
 
 // renderBridged is RenderBody for a bridged request: the Responses body becomes a chat body in the hub's
@@ -131,7 +125,7 @@ func renderBridged(dst []byte, req *ClientRequest, body *RequestBody, t *Target)
 		return UpstreamBody{}, NewError(ErrInternal, "", "the request bridged to chat completions is not valid: "+e.Message)
 	}
 	// Rendered as the chat request it now is. RenderBody holds req only while it runs, so the caller's
-	// request serves, its operation switched for the call: a copy (asChat) would be allocated, for
+	// request serves, its operation switched for the call: a copy would be allocated, for
 	// RenderBody's parameter escapes.
 	op := req.Op
 	req.Op = OpChatCompletions
