@@ -35,7 +35,7 @@ func (b *Bridge) footprint() int {
 // Footprint is the bytes of reusable buffers a Stream keeps between streams (see
 // RequestBody.Footprint).
 func (s *Stream) Footprint() int {
-	return cap(s.out) + cap(s.edit) + cap(s.last) + cap(s.carry) + cap(s.members)*int(unsafe.Sizeof(jsonscan.Member{})) +
+	return cap(s.out) + cap(s.last) + cap(s.carry) + cap(s.members)*int(unsafe.Sizeof(jsonscan.Member{})) + cap(s.kinds) +
 		len(s.toolIndex)*64 + s.framer.Footprint() + cap(s.bout)
 }
 

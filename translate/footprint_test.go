@@ -78,8 +78,11 @@ func TestReleaseDropsTheSource(t *testing.T) {
 	if _, err := s.Write([]byte("data: {\"choices\":[]}\n\ndata: {\"cho")); err != nil {
 		t.Fatal(err)
 	}
+	if s.parts.choices == nil {
+		t.Fatal("the test's event was not looked at")
+	}
 	s.Release()
-	if s.parts.data != nil || s.parts.members != nil {
+	if s.parts.choices != nil || s.parts.object != nil || s.parts.usage != nil {
 		t.Error("released stream still holds its last event")
 	}
 }

@@ -25,10 +25,13 @@ type Stream struct {
 	framer  sse.Framer
 	inspect bool // events may need edits for this dialect pair
 
-	out       []byte // reused output buffer
-	edit      []byte // the current edited event
+	out []byte // reused output buffer
+	// pending: events of the current chunk forwarded unchanged so far, not yet in out (they are returned as
+	// a slice of the chunk unless an event needs an edit: editChunk writes them to out first).
+	pending   []byte
 	last      []byte // copy of the last JSON data event seen (for the end-of-stream check and usage)
 	members   []jsonscan.Member
+	kinds     []chunkKey     // what each of members is to translation
 	parts     eventParts     // the event being edited (views of it: cleared by Release)
 	toolIndex map[string]int // tool-call id -> synthesised index, per stream
 	done      bool           // [DONE] went to the client
@@ -96,7 +99,7 @@ type eventAction uint8
 const (
 	forwardEvent eventAction = iota // its bytes go out unchanged
 	dropEvent
-	editedEvent // its replacement is in s.edit
+	editedEvent // its replacement is written to s.out
 )
 
 // Write takes the next chunk of the upstream stream and returns the bytes to send to the client now. The
@@ -133,6 +136,9 @@ func (s *Stream) writeChat(chunk []byte) ([]byte, error) {
 		if !ok {
 			break
 		}
+		if passthrough && direct {
+			s.pending = chunk[:forwarded]
+		}
 		action := s.event(ev, &lastData)
 		if passthrough {
 			if action == forwardEvent {
@@ -144,12 +150,16 @@ func (s *Stream) writeChat(chunk []byte) ([]byte, error) {
 				continue
 			}
 			passthrough = false
-			if direct {
-				s.out = append(s.out, chunk[:forwarded]...)
+			if action == dropEvent {
+				s.out = append(s.out, s.pending...)
 			}
+			s.pending = nil
 		}
-		s.out = s.appendEvent(s.out, action, ev)
+		if action == forwardEvent {
+			s.out = append(s.out, ev.Raw...)
+		}
 	}
+	s.pending = nil
 	if lastData != nil {
 		s.last = append(s.last[:0], lastData...)
 	}
@@ -157,16 +167,6 @@ func (s *Stream) writeChat(chunk []byte) ([]byte, error) {
 		return chunk[:forwarded], nil
 	}
 	return s.out, nil
-}
-
-func (s *Stream) appendEvent(dst []byte, action eventAction, ev sse.Event) []byte {
-	switch action {
-	case forwardEvent:
-		return append(dst, ev.Raw...)
-	case editedEvent:
-		return append(dst, s.edit...)
-	}
-	return dst
 }
 
 // Close ends the stream: a final event without its blank line is translated, and the client gets exactly
@@ -197,9 +197,8 @@ func (s *Stream) closeChat() []byte {
 		}
 	}
 	if ev, ok := s.framer.Flush(); ok && !cutMidEvent(ev) {
-		action := s.event(ev, &lastData)
-		s.out = s.appendEvent(s.out, action, ev)
-		if action == forwardEvent {
+		if s.event(ev, &lastData) == forwardEvent {
+			s.out = append(s.out, ev.Raw...)
 			s.out = append(s.out, blankLineEnding(ev.Raw)...)
 		}
 	}
@@ -474,12 +473,12 @@ func (s *Stream) Failure(e *Error) []byte {
 // Done reports whether the client has been sent its [DONE].
 func (s *Stream) Done() bool { return s.done }
 
-// event decides one event's fate; an edited replacement is left in s.edit.
+// event decides one event's fate; an edited replacement is written to s.out, after s.pending.
 func (s *Stream) event(ev sse.Event, lastData *[]byte) eventAction {
 	if !ev.HasData {
 		return forwardEvent
 	}
-	if bytes.Equal(bytes.TrimSpace(ev.Data), doneData) {
+	if (len(ev.Data) == 0 || ev.Data[0] != '{') && bytes.Equal(bytes.TrimSpace(ev.Data), doneData) {
 		if s.done {
 			return dropEvent
 		}
@@ -494,14 +493,12 @@ func (s *Stream) event(ev sse.Event, lastData *[]byte) eventAction {
 	if !s.inspect {
 		return forwardEvent
 	}
-	return s.editChunk(ev.Data)
+	return s.editChunk(ev.Data, ev.Joined)
 }
 
 // eventParts is one JSON stream event as the dialect hooks see it: the top-level members translation reads,
 // and their replacements.
 type eventParts struct {
-	data    []byte
-	members []jsonscan.Member
 	// object, choices and usage are the values of those members (nil when absent).
 	object, choices, usage []byte
 	// Replacements set by the hooks (nil: unchanged).
@@ -513,7 +510,7 @@ type eventParts struct {
 func (ev *eventParts) hasUsage() bool { return ev.usage != nil && ev.usage[0] == '{' }
 
 // editChunk applies the dialect pair's rules to one JSON chunk in one pass over its top-level members.
-func (s *Stream) editChunk(data []byte) eventAction {
+func (s *Stream) editChunk(data []byte, joined bool) eventAction {
 	members, err := jsonscan.Skim(data, s.members[:0], maxTopLevelMembers)
 	s.members = members
 	if err != nil {
@@ -524,30 +521,8 @@ func (s *Stream) editChunk(data []byte) eventAction {
 	provider := x.Provider.spec()
 	foreign := x.Client != x.Provider && provider != nil // the provider's own members and events go
 	// The parts live in the translator: handed to the hooks, a local would move to the heap for every event.
-	s.parts = eventParts{data: data, members: members}
 	ev := &s.parts
-	ownKeys := foreign && len(provider.answerKeys) > 0
-	dropped := false
-	var kinds [64]chunkKey
-	for i, m := range members {
-		k := classifyChunkKey(m.Key(data))
-		if m.KeyEscaped || k == keyOther && ownKeys {
-			k = s.classify(provider, foreign, m, data)
-		}
-		if i < len(kinds) {
-			kinds[i] = k
-		}
-		switch k {
-		case keyDropped:
-			dropped = true
-		case keyObject:
-			ev.object = m.Value(data)
-		case keyChoices:
-			ev.choices = m.Value(data)
-		case keyUsage:
-			ev.usage = m.Value(data)
-		}
-	}
+	dropped := s.classifyMembers(provider, foreign, data, members)
 	if x.StripUsageChunk && ev.hasUsage() && isEmptyArray(ev.choices) {
 		// The usage chunk the gateway asked for itself; Usage() has read it from s.last.
 		return dropEvent
@@ -564,45 +539,120 @@ func (s *Stream) editChunk(data []byte) eventAction {
 	if !dropped && ev.newObject == nil && ev.newChoices == nil && ev.newUsage == nil && !ev.usageChunk {
 		return forwardEvent // nothing to write: the event goes out as it came, without a copy
 	}
+	return s.writeEdited(data, members, joined)
+}
 
-	w := append(s.edit[:0], "data: {"...)
-	changed, first := false, true
-	for i, m := range members {
-		k := keyOther
-		if i < len(kinds) {
-			k = kinds[i]
-		} else if k = classifyChunkKey(m.Key(data)); m.KeyEscaped || k == keyOther && ownKeys {
+// classifyMembers sorts the event's top-level members into s.kinds and resets s.parts to their values;
+// dropped reports a member that is the provider's own. (editChunk's parts are small functions: in the
+// compiled module a large function's loops all go through one dispatch at its top.)
+func (s *Stream) classifyMembers(provider *dialectSpec, foreign bool, data []byte, members []jsonscan.Member) (dropped bool) {
+	// Field by field: assigning the whole struct is a typed copy with write barriers in the module.
+	ev := &s.parts
+	ev.object, ev.choices, ev.usage = nil, nil, nil
+	ev.newObject, ev.newChoices, ev.newUsage = nil, nil, nil
+	ev.usageChunk = false
+	ownKeys := foreign && len(provider.answerKeys) > 0
+	kinds := s.kinds[:0]
+	for _, m := range members {
+		k := classifyChunkKey(m.Key(data))
+		if m.KeyEscaped || k == keyOther && ownKeys {
 			k = s.classify(provider, foreign, m, data)
 		}
-		value := m.Value(data)
-		switch {
-		case k == keyDropped:
+		kinds = append(kinds, k)
+		switch k {
+		case keyDropped:
+			dropped = true
+		case keyObject:
+			ev.object = m.Value(data)
+		case keyChoices:
+			ev.choices = m.Value(data)
+		case keyUsage:
+			ev.usage = m.Value(data)
+		}
+	}
+	s.kinds = kinds
+	return dropped
+}
+
+// writeEdited writes the event to s.out, after s.pending, as it came with the changes in s.parts spliced
+// in: the members between two changes go out in one copy, whitespace and all.
+func (s *Stream) writeEdited(data []byte, members []jsonscan.Member, joined bool) eventAction {
+	ev := &s.parts
+	kinds := s.kinds[:len(members)]
+	mark := len(s.out)
+	w := append(s.out, s.pending...)
+	w = append(w, "data: "...)
+	copied := 0      // data[:copied] is written or left out
+	keptEnd := -1    // the end of the last member kept, once there is one
+	changed := false // a member was left out or replaced
+	for i, m := range members {
+		var value []byte
+		switch kinds[i] {
+		case keyDropped:
+			// The member goes with the comma before it, or, when no member before it stays, the one after.
+			if keptEnd >= 0 {
+				w = append(w, data[copied:keptEnd]...)
+			} else {
+				w = append(w, data[copied:m.KeyStart]...)
+			}
+			copied = m.ValEnd
+			if keptEnd < 0 && i+1 < len(members) {
+				copied = members[i+1].KeyStart
+			}
 			changed = true
 			continue
-		case k == keyObject && ev.newObject != nil:
-			value, changed = ev.newObject, true
-		case k == keyUsage && ev.newUsage != nil:
-			value, changed = ev.newUsage, true
-		case k == keyChoices && ev.newChoices != nil:
-			value, changed = ev.newChoices, true
+		case keyObject:
+			value = ev.newObject
+		case keyUsage:
+			value = ev.newUsage
+		case keyChoices:
+			value = ev.newChoices
 		}
-		if !first {
-			w = append(w, ',')
+		if value != nil {
+			w = append(w, data[copied:m.ValStart]...)
+			w = append(w, value...)
+			copied, changed = m.ValEnd, true
 		}
-		first = false
-		w = append(w, data[m.KeyStart:m.ValStart]...)
-		w = append(w, value...)
+		keptEnd = m.ValEnd
 	}
-	w = append(w, "}\n\n"...)
+	w = append(w, data[copied:]...)
+	if joined {
+		// Data of several data lines holds the newlines that joined them: each must start a data line again.
+		w = splitDataLines(w, len("data: "))
+	}
+	w = append(w, "\n\n"...)
 	if ev.usageChunk {
 		w = appendUsageChunk(w, data, members, ev.usage)
 		changed = true
 	}
-	s.edit = w
 	if !changed {
+		s.out = w[:mark]
 		return forwardEvent
 	}
+	s.out, s.pending = w, nil
 	return editedEvent
+}
+
+// splitDataLines turns each "\n" in w[from:] into "\n" and a new "data: " field, in place.
+func splitDataLines(w []byte, from int) []byte {
+	n := bytes.Count(w[from:], []byte("\n"))
+	if n == 0 {
+		return w
+	}
+	const field = "data: "
+	end := len(w)
+	w = append(w, make([]byte, n*len(field))...)
+	// From the end backwards, so that each byte moves once.
+	dst := len(w)
+	for src := end - 1; src >= from; src-- {
+		if w[src] == '\n' {
+			dst -= len(field)
+			copy(w[dst:], field)
+		}
+		dst--
+		w[dst] = w[src]
+	}
+	return w
 }
 
 // chunkKey classifies the top-level keys of a stream chunk that translation may touch.

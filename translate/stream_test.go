@@ -178,3 +178,72 @@ func TestZeroEditBoundaryAcrossChunks(t *testing.T) {
 		t.Fatalf("got %q, want %q", out, want)
 	}
 }
+
+// TestEditedEventSplice: an edited event is the upstream's event with its changes spliced in, exactly: a member
+// left out takes one comma with it wherever it stands, the rest keeps its bytes (whitespace too), and data
+// that came on several data lines goes out on as many.
+func TestEditedEventSplice(t *testing.T) {
+	fromEternal := Exchange{Client: OpenAI, Provider: EternalAI, Op: OpChatCompletions}
+	fromAzureAI := Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}
+	fromAzure := Exchange{Client: OpenAI, Provider: AzureOpenAI, Op: OpChatCompletions}
+	tests := []struct {
+		name     string
+		x        Exchange
+		in, want string
+	}{
+		{"dropped first", fromEternal,
+			`data: {"onchain_data":{"a":1},"id":"e","choices":[]}` + "\n\n",
+			`data: {"id":"e","choices":[]}` + "\n\n"},
+		{"dropped in the middle", fromEternal,
+			`data: {"id":"e", "onchain_data" : {"a":[1,2]} , "choices":[]}` + "\n\n",
+			`data: {"id":"e" , "choices":[]}` + "\n\n"},
+		{"dropped last", fromEternal,
+			`data: {"id":"e","choices":[],"onchain_data":null}` + "\n\n",
+			`data: {"id":"e","choices":[]}` + "\n\n"},
+		{"dropped alone", fromEternal,
+			`data: { "onchain_data":1 }` + "\n\n",
+			`data: {  }` + "\n\n"},
+		{"two dropped around a kept one", fromAzure,
+			`data: {"prompt_annotations":[],"id":"c","prompt_filter_results":[],"choices":[{"index":0,"delta":{"content":"x"}}]}` + "\n\n",
+			`data: {"id":"c","choices":[{"index":0,"delta":{"content":"x"}}]}` + "\n\n"},
+		{"replaced value keeps its neighbours' spacing", fromAzureAI,
+			`data: {"id":"a",  "object" :  "chat.completion" ,"choices":[]}` + "\n\n",
+			`data: {"id":"a",  "object" :  "chat.completion.chunk" ,"choices":[]}` + "\n\n"},
+		{"data on several lines stays on several lines", fromAzureAI,
+			"data: {\"id\":\"a\",\ndata: \"object\":\"chat.completion\",\"choices\":[\ndata: {\"index\":0}]}\n\n",
+			"data: {\"id\":\"a\",\ndata: \"object\":\"chat.completion.chunk\",\"choices\":[\ndata: {\"index\":0}]}\n\n"},
+		{"several lines, a member dropped across them", fromEternal,
+			"data: {\"id\":\"e\",\ndata: \"onchain_data\":\ndata: {\"a\":1},\"choices\":[]}\n\n",
+			"data: {\"id\":\"e\",\"choices\":[]}\n\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, chunkSize := range []int{len(tt.in), 1, 7} {
+				s := NewStream(tt.x, 0)
+				var got []byte
+				for rest := []byte(tt.in); len(rest) > 0; {
+					n := min(chunkSize, len(rest))
+					out, err := s.Write(rest[:n])
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, out...)
+					rest = rest[n:]
+				}
+				if string(got) != tt.want {
+					t.Fatalf("in %d-byte chunks:\n got %q\nwant %q", chunkSize, got, tt.want)
+				}
+				if !bytes.Contains([]byte(tt.want), []byte("\ndata: ")) {
+					continue
+				}
+				// What a client reads back is the JSON the upstream meant, changes made.
+				var f sse.Framer
+				_ = f.Feed(got)
+				ev, _ := f.Next()
+				if !gjson.ValidBytes(ev.Data) {
+					t.Fatalf("the client reads %q", ev.Data)
+				}
+			}
+		})
+	}
+}

@@ -31,6 +31,9 @@ type Event struct {
 	Data []byte
 	// HasData tells "data:" (an empty value) apart from an event without any data line.
 	HasData bool
+	// Joined: Data comes from more than one data line, so it holds the "\n"s that joined them; a writer
+	// putting Data back on one data line must split it again.
+	Joined bool
 }
 
 // Framer cuts an SSE byte stream into events whatever the chunking of the network reads: an event may span
@@ -192,8 +195,9 @@ func (f *Framer) Next() (ev Event, ok bool) {
 		}
 		// A blank line: it ends the event, or stands alone as a Raw-only event when no line preceded it, so
 		// that every input byte is returned exactly once.
+		joined := f.nData > 1
 		raw, data, hasData := f.cut(next)
-		return Event{Raw: raw, Data: data, HasData: hasData}, true
+		return Event{Raw: raw, Data: data, HasData: hasData, Joined: joined}, true
 	}
 	if f.eof {
 		return f.flushTail()
@@ -357,8 +361,9 @@ func (f *Framer) flushTail() (Event, bool) {
 		}
 		f.scan, f.look = n, n
 	}
+	joined := f.nData > 1
 	raw, data, hasData := f.cut(n)
-	return Event{Raw: raw, Data: data, HasData: hasData}, true
+	return Event{Raw: raw, Data: data, HasData: hasData, Joined: joined}, true
 }
 
 // cut returns the event at pos, ending at end, and starts the next one there. It returns the fields rather
