@@ -96,6 +96,11 @@ func TestFaultContainment(t *testing.T) {
 							t.Errorf("after a panic in %s the client got %d %s, want a 500 in the azure-ai envelope", cb.name, w.status, w.body)
 						}
 					}
+					if cb.name == "OnHttpResponseBody" && (gjson.GetBytes(w.body, "error.code").String() != "internal_error" ||
+						bytes.Contains(w.body, []byte(`"chat.completion"`))) {
+						// The status went out with the headers; the upstream's bytes must not follow it untranslated.
+						t.Errorf("after a panic translating the answer the client got %s, want the error in its envelope alone", w.body)
+					}
 					if n, _ := host.Counter("aidialect_filter_errors_total.code.panic"); n == 0 {
 						t.Errorf("the panic in %s was not counted", cb.name)
 					}
@@ -112,6 +117,44 @@ func TestFaultContainment(t *testing.T) {
 						t.Fatalf("the next answer after a panic in %s: %v %d %s", cb.name, err, out.status, out.body)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestFaultInStreamEndsIt: a panic while translating a stream ends the client's stream with an error event in
+// its dialect and its [DONE]; neither the chunk being translated nor any later one reaches the client as the
+// upstream sent it (a provider key in it included).
+func TestFaultInStreamEndsIt(t *testing.T) {
+	const secret = "sk-upstream-secret-0123456789"
+	for _, md := range faultModes(t) {
+		t.Run(md.name, func(t *testing.T) {
+			host, err := hostemu.New(md.vm(t), []byte(testConfig))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer host.Close()
+			x := host.Begin()
+			defer x.Finish()
+			err = x.SendRequest([][2]string{{":method", "POST"}, {":path", "/v1/chat/completions"}, {":authority", "gw"},
+				{"accept", "text/event-stream"}, {"x-aidialect-test-panic", "OnHttpResponseBody"}},
+				[][]byte{[]byte(`{"model":"gpt-4.1","stream":true,"messages":[{"role":"user","content":"hi"}]}`)})
+			if err != nil || x.Upstream == nil {
+				t.Fatalf("%v %+v", err, x.Local)
+			}
+			event := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"` + secret + `"}}]}` + "\n\n"
+			w := &recorder{}
+			err = x.RelayResponse(200, [][2]string{{"content-type", "text/event-stream"}},
+				&chunkReader{chunks: []string{event, event, "data: [DONE]\n\n"}}, nil, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(w.body, []byte(secret)) || bytes.Contains(w.body, []byte("chat.completion.chunk")) {
+				t.Errorf("the upstream's events reached the client after the failure: %q", w.body)
+			}
+			if !bytes.Contains(w.body, []byte(`"code":"internal_error"`)) || !bytes.HasSuffix(w.body, []byte("data: [DONE]\n\n")) ||
+				bytes.Count(w.body, []byte("[DONE]")) != 1 {
+				t.Errorf("the client's stream did not end with one error event and one [DONE]: %q", w.body)
 			}
 		})
 	}

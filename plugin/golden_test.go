@@ -54,7 +54,10 @@ func runGoldenCase(t *testing.T, md mode, c goldencase.Case) {
 			headers = append(headers, h)
 		}
 	}
-	for _, chunkSize := range []int{1 << 20, 61} {
+	for _, answer := range []struct {
+		chunkSize   int
+		endWithLast bool
+	}{{1 << 20, false}, {61, false}, {61, true}} {
 		o := run(t, md, exchange{
 			config:  config,
 			method:  method,
@@ -62,7 +65,7 @@ func runGoldenCase(t *testing.T, md mode, c goldencase.Case) {
 			headers: headers,
 			body:    split(req.Body, max(len(req.Body)/2+1, 1)),
 			upstream: &upstreamAnswer{status: status, headers: resp.Headers,
-				chunks: split(resp.Body, chunkSize)},
+				chunks: split(resp.Body, answer.chunkSize), endWithLast: answer.endWithLast},
 		})
 		o.assertRules(t)
 		if !want.Upstreamed {

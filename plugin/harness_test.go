@@ -82,6 +82,9 @@ type upstreamAnswer struct {
 	status  int
 	headers [][2]string
 	chunks  []string
+	// endWithLast: the last chunk comes with end_of_stream, as Envoy often delivers it (an HTTP/2 DATA frame
+	// with END_STREAM, a body whose length was announced), instead of in an empty callback of its own.
+	endWithLast bool
 }
 
 // outcome is what the harness observed.
@@ -132,8 +135,12 @@ func (r *recorder) WriteBody(p []byte) error {
 	return nil
 }
 
-// chunkReader hands out one chunk per Read, like network reads.
-type chunkReader struct{ chunks []string }
+// chunkReader hands out one chunk per Read, like network reads; with endWithLast the last chunk comes with
+// io.EOF, which hostemu delivers as data with end_of_stream.
+type chunkReader struct {
+	chunks      []string
+	endWithLast bool
+}
 
 func (c *chunkReader) Read(p []byte) (int, error) {
 	if len(c.chunks) == 0 {
@@ -144,6 +151,9 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 		c.chunks = c.chunks[1:]
 	} else {
 		c.chunks[0] = c.chunks[0][n:]
+	}
+	if c.endWithLast && len(c.chunks) == 0 {
+		return n, io.EOF
 	}
 	return n, nil
 }
@@ -227,7 +237,7 @@ func run(t *testing.T, md mode, ex exchange) *outcome {
 	}
 	var body io.Reader
 	if len(ex.upstream.chunks) > 0 {
-		body = &chunkReader{chunks: slices.Clone(ex.upstream.chunks)}
+		body = &chunkReader{chunks: slices.Clone(ex.upstream.chunks), endWithLast: ex.upstream.endWithLast}
 	}
 	w := &recorder{}
 	record(x.RelayResponse(ex.upstream.status, ex.upstream.headers, body, trailers, w))

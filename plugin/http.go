@@ -22,6 +22,7 @@ const (
 	responseError                         // buffered, translated into the client's envelope
 	responseStream                        // SSE, translated chunk by chunk
 	responseLocal                         // our own local reply coming back through the filter
+	responseFailed                        // the filter failed mid-answer (a panic): the rest of the body is dropped
 )
 
 // httpContext is one request/response exchange.
@@ -475,9 +476,11 @@ func (h *httpContext) bodylessAnswer(contentType string) types.Action {
 // OnHttpResponseBody translates the answer: JSON and errors once complete, streams chunk by chunk without
 // ever pausing (docs/envoy-host.md section 4).
 func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action types.Action) {
-	defer h.recoverPanic(&action)
+	defer h.recoverAnswerPanic(&action)
 	h.injectFault("OnHttpResponseBody")
 	switch h.mode {
+	case responseFailed:
+		h.dropResponseChunk()
 	case responseStream:
 		return h.streamChunk(bodySize, endOfStream)
 	case responseJSON, responseError:
@@ -492,7 +495,7 @@ func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action
 
 // OnHttpResponseTrailers ends an answer whose last body chunk did not carry end_of_stream.
 func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
-	defer h.recoverPanic(&action)
+	defer h.recoverAnswerPanic(&action)
 	h.injectFault("OnHttpResponseTrailers")
 	if h.routed && h.mode != responseLocal {
 		h.redactResponseTrailers()
@@ -541,11 +544,11 @@ func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
 	}
 	if endOfStream && !h.streamFailed && !h.streamClosed {
 		h.streamClosed = true
-		tail := h.closeStream()
-		if len(tail) > 0 {
-			out = append(append(h.state.scratch[:0], out...), tail...)
-			h.state.scratch = out[:0]
-		}
+		// The chunk's output may live in the stream's own buffer, which Close writes its tail into: keep a
+		// copy first (Envoy often hands the last data with end_of_stream).
+		out = append(h.state.scratch[:0], out...)
+		out = append(out, h.closeStream()...)
+		h.state.scratch = out[:0]
 	}
 	out = h.cfg.secrets.Redact(out)
 	if !sameBytes(out, chunk) {
@@ -691,10 +694,61 @@ func (h *httpContext) replyModelList() types.Action {
 // recoverPanic keeps a bug from killing the VM, and with it every request on this worker: the exchange gets
 // a 500 in its dialect while that is still possible, and the panic is logged and counted.
 func (h *httpContext) recoverPanic(action *types.Action) {
+	if r := recover(); r != nil {
+		h.panicked(r, action)
+	}
+}
+
+// recoverAnswerPanic is recoverPanic for the callbacks that hold the answer's bytes. Continuing after a panic
+// there would let Envoy forward the upstream's bytes as they came, untranslated and unredacted: the client
+// gets an error in its dialect instead (an error event that ends a stream, an error body for a JSON answer,
+// whose status already went out), and the rest of the answer is dropped.
+func (h *httpContext) recoverAnswerPanic(action *types.Action) {
 	r := recover()
 	if r == nil {
 		return
 	}
+	h.panicked(r, action)
+	switch h.mode {
+	case responseFailed:
+		h.dropResponseChunk()
+		return
+	case responseJSON, responseError, responseStream:
+	default:
+		return
+	}
+	var out []byte
+	func() {
+		defer func() {
+			if recover() != nil {
+				out = nil // the client's stream or body just ends
+			}
+		}()
+		e := translate.NewError(translate.ErrInternal, "", "the gateway failed while translating this answer; it has been logged")
+		switch {
+		case h.mode != responseStream:
+			out = e.Body(h.exchange.Client)
+		case !h.streamClosed:
+			out = h.state.stream.Failure(e)
+		}
+		out = h.cfg.secrets.Redact(out)
+	}()
+	h.mode, h.streamFailed, h.streamClosed = responseFailed, true, true
+	if err := proxywasm.ReplaceHttpResponseBody(out); err != nil {
+		proxywasm.LogWarnf("aidialect: replacing the answer after a failure failed: %v", err)
+	}
+}
+
+// dropResponseChunk keeps the rest of a failed answer from the client.
+func (h *httpContext) dropResponseChunk() {
+	if err := proxywasm.ReplaceHttpResponseBody(nil); err != nil {
+		proxywasm.LogWarnf("aidialect: dropping the rest of a failed answer failed: %v", err)
+	}
+}
+
+// panicked logs and counts a recovered panic and decides the callback's action: a local reply in the client's
+// dialect while one is possible.
+func (h *httpContext) panicked(r any, action *types.Action) {
 	buf := make([]byte, 2048)
 	buf = buf[:runtime.Stack(buf, false)]
 	proxywasm.LogCriticalf("aidialect: recovered from a panic: %v\n%s", r, buf)

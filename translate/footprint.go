@@ -55,6 +55,7 @@ func (b *RequestBody) Release() {
 func (s *Stream) Release() {
 	s.framer.Reset()
 	s.parts = eventParts{}
+	s.pending = nil
 	clear(s.toolIndex)
 	s.bridge = nil // the request body's: counted and released there
 }

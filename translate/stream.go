@@ -76,7 +76,7 @@ func (s *Stream) Reset(x Exchange, maxEventBytes int) {
 	}
 	s.framer.SetLimit(maxEventBytes)
 	s.inspect = streamMayNeedEdits(&s.x) // s.x, not x: a hook given &x would move every Reset's argument to the heap
-	s.out, s.last, s.members = s.out[:0], s.last[:0], s.members[:0]
+	s.out, s.last, s.members, s.pending = s.out[:0], s.last[:0], s.members[:0], nil
 	clear(s.toolIndex)
 	s.done, s.truncated = false, false
 	s.fast, s.carry = !s.inspect, s.carry[:0]
@@ -126,6 +126,7 @@ func (s *Stream) writeChat(chunk []byte) ([]byte, error) {
 	if err := s.framer.Feed(chunk); err != nil {
 		return nil, err
 	}
+	s.pending = nil                // a call that did not return (a panic) must not hand its views to this one
 	direct := s.framer.FromChunk() // events are views into chunk: forwarding them needs no copy
 	passthrough := true            // every event so far went out unchanged
 	forwarded := 0                 // with direct: bytes of chunk those events cover
@@ -582,22 +583,25 @@ func (s *Stream) writeEdited(data []byte, members []jsonscan.Member, joined bool
 	mark := len(s.out)
 	w := append(s.out, s.pending...)
 	w = append(w, "data: "...)
+	start := len(w)  // where this event's data begins in w
 	copied := 0      // data[:copied] is written or left out
-	keptEnd := -1    // the end of the last member kept, once there is one
+	cut := -1        // once a member is kept: where a member left out next is cut from (the comma before it)
 	changed := false // a member was left out or replaced
 	for i, m := range members {
 		var value []byte
 		switch kinds[i] {
 		case keyDropped:
 			// The member goes with the comma before it, or, when no member before it stays, the one after.
-			if keptEnd >= 0 {
-				w = append(w, data[copied:keptEnd]...)
+			if cut >= 0 {
+				w = append(w, data[copied:cut]...)
+				cut = m.ValEnd
+				copied = m.ValEnd
 			} else {
 				w = append(w, data[copied:m.KeyStart]...)
-			}
-			copied = m.ValEnd
-			if keptEnd < 0 && i+1 < len(members) {
-				copied = members[i+1].KeyStart
+				copied = m.ValEnd
+				if i+1 < len(members) {
+					copied = members[i+1].KeyStart
+				}
 			}
 			changed = true
 			continue
@@ -613,16 +617,22 @@ func (s *Stream) writeEdited(data []byte, members []jsonscan.Member, joined bool
 			w = append(w, value...)
 			copied, changed = m.ValEnd, true
 		}
-		keptEnd = m.ValEnd
+		cut = m.ValEnd
 	}
 	w = append(w, data[copied:]...)
 	if joined {
 		// Data of several data lines holds the newlines that joined them: each must start a data line again.
-		w = splitDataLines(w, len("data: "))
+		w = splitDataLines(w, start)
 	}
 	w = append(w, "\n\n"...)
 	if ev.usageChunk {
+		w = append(w, "data: "...)
+		start = len(w)
 		w = appendUsageChunk(w, data, members, ev.usage)
+		if joined {
+			w = splitDataLines(w, start)
+		}
+		w = append(w, "\n\n"...)
 		changed = true
 	}
 	if !changed {
@@ -697,10 +707,10 @@ func (s *Stream) classify(provider *dialectSpec, foreign bool, m jsonscan.Member
 	return keyOther
 }
 
-// appendUsageChunk writes OpenAI's separate usage chunk (choices: [], usage) that include_usage promises;
+// appendUsageChunk writes the data of OpenAI's separate usage chunk (choices: [], usage) that include_usage promises;
 // Azure AI instead puts usage on its last content chunk.
 func appendUsageChunk(w, data []byte, members []jsonscan.Member, usage []byte) []byte {
-	w = append(w, "data: {"...)
+	w = append(w, '{')
 	for _, key := range []string{"id", "created", "model"} {
 		for _, m := range members {
 			if string(m.Key(data)) == key {
@@ -711,7 +721,7 @@ func appendUsageChunk(w, data []byte, members []jsonscan.Member, usage []byte) [
 	}
 	w = append(w, `"object":"chat.completion.chunk","choices":[],"usage":`...)
 	w = append(w, usage...)
-	return append(w, "}\n\n"...)
+	return append(w, '}')
 }
 
 // maxStreamToolCalls bounds the tool-call ids one stream remembers; an answer calls a handful of tools.

@@ -212,6 +212,24 @@ func TestEditedEventSplice(t *testing.T) {
 		{"data on several lines stays on several lines", fromAzureAI,
 			"data: {\"id\":\"a\",\ndata: \"object\":\"chat.completion\",\"choices\":[\ndata: {\"index\":0}]}\n\n",
 			"data: {\"id\":\"a\",\ndata: \"object\":\"chat.completion.chunk\",\"choices\":[\ndata: {\"index\":0}]}\n\n"},
+		{"two dropped after a kept one", fromAzure,
+			`data: {"id":"c","prompt_filter_results":[],"prompt_annotations":[],"choices":[{"index":0}]}` + "\n\n",
+			`data: {"id":"c","choices":[{"index":0}]}` + "\n\n"},
+		{"dropped twice at the end", fromEternal,
+			`data: {"id":"e","onchain_data":1, "onchain_data":2}` + "\n\n",
+			`data: {"id":"e"}` + "\n\n"},
+		{"dropped, kept, dropped, kept", fromAzure,
+			`data: {"prompt_annotations":[],"id":"c","prompt_filter_results":[],"choices":[{"index":0}]}` + "\n\n",
+			`data: {"id":"c","choices":[{"index":0}]}` + "\n\n"},
+		{"a plain event, then one on several lines: the first keeps its bytes", fromAzureAI,
+			`data: {"id":"a","object":"chat.completion.chunk","choices":[]}` + "\n\n" +
+				"data: {\"id\":\"a\",\ndata: \"object\":\"chat.completion\"}\n\n",
+			`data: {"id":"a","object":"chat.completion.chunk","choices":[]}` + "\n\n" +
+				"data: {\"id\":\"a\",\ndata: \"object\":\"chat.completion.chunk\"}\n\n"},
+		{"the usage chunk of data on several lines", func() Exchange { x := fromAzureAI; x.IncludeUsage = true; return x }(),
+			"data: {\"id\":\ndata: \"b\",\"choices\":[{\"finish_reason\":\"stop\"}],\"usage\":{\ndata: \"total_tokens\":3}}\n\n",
+			"data: {\"id\":\ndata: \"b\",\"choices\":[{\"finish_reason\":\"stop\"}],\"usage\":null}\n\n" +
+				"data: {\"id\":\ndata: \"b\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\ndata: \"total_tokens\":3}}\n\n"},
 		{"several lines, a member dropped across them", fromEternal,
 			"data: {\"id\":\"e\",\ndata: \"onchain_data\":\ndata: {\"a\":1},\"choices\":[]}\n\n",
 			"data: {\"id\":\"e\",\"choices\":[]}\n\n"},
@@ -239,11 +257,52 @@ func TestEditedEventSplice(t *testing.T) {
 				// What a client reads back is the JSON the upstream meant, changes made.
 				var f sse.Framer
 				_ = f.Feed(got)
-				ev, _ := f.Next()
-				if !gjson.ValidBytes(ev.Data) {
-					t.Fatalf("the client reads %q", ev.Data)
+				for ev, ok := f.Next(); ok; ev, ok = f.Next() {
+					if !gjson.ValidBytes(ev.Data) {
+						t.Fatalf("the client reads %q", ev.Data)
+					}
 				}
 			}
 		})
+	}
+}
+
+// TestSplitEventCostIsLinear: many edited events of several data lines in one chunk cost in proportion to
+// their number (the lines of each event are split again, not the whole output so far each time).
+func TestSplitEventCostIsLinear(t *testing.T) {
+	x := Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}
+	const event = "data: {\"object\":\"x\",\ndata: \"id\":\"a\"}\n\n"
+	for _, n := range []int{100, 2000} {
+		out, err := NewStream(x, 0).Write([]byte(strings.Repeat(event, n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "data: {\"object\":\"chat.completion.chunk\",\ndata: \"id\":\"a\"}\n\n"
+		if string(out) != strings.Repeat(want, n) {
+			t.Fatalf("%d events: %d bytes out, want %d", n, len(out), n*len(want))
+		}
+	}
+}
+
+// TestResetForgetsAnInterruptedChunk: a chunk whose translation never returned (a panic, recovered by the
+// filter) leaves nothing behind for the next stream the pooled translator serves.
+func TestResetForgetsAnInterruptedChunk(t *testing.T) {
+	var s Stream
+	s.Reset(Exchange{Client: OpenAI, Provider: AzureOpenAI, Op: OpChatCompletions}, 0)
+	s.pending = []byte(`data: {"id":"A-SECRET"}` + "\n\n") // as a Write cut short would leave it
+	s.Release()
+	s.Reset(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}, 0)
+	var out []byte
+	for _, c := range []string{`data: {"id":"B","choices":[]}` + "\n\n" + `data: {"id":"B2"`,
+		`,"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n" + "data: [DONE]\n\ndata: [DONE]\n\n"} {
+		o, err := s.Write([]byte(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, o...)
+	}
+	out = append(out, s.Close()...)
+	if bytes.Contains(out, []byte("A-SECRET")) {
+		t.Fatalf("the next stream got the interrupted one's bytes: %q", out)
 	}
 }

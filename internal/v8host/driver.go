@@ -74,7 +74,12 @@ func Start() (*Host, error) {
 		return nil, err
 	}
 	h := &Host{dir: dir, stderr: &tail{max: 16 << 10}}
-	h.cmd = exec.Command(node, append(append([]string(nil), NodeFlags...), script, "--rules", rules)...)
+	args := append([]string(nil), NodeFlags...)
+	if dir := os.Getenv("AIDIALECT_V8_CPU_PROFILE"); dir != "" {
+		// A V8 CPU profile, written to dir when the process ends; tools/v8prof reads it (BENCHMARKS.md).
+		args = append(args, "--cpu-prof", "--cpu-prof-dir="+dir, "--cpu-prof-interval=100")
+	}
+	h.cmd = exec.Command(node, append(args, script, "--rules", rules)...)
 	h.cmd.Stderr = h.stderr
 	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
 		os.RemoveAll(dir)
@@ -354,6 +359,9 @@ type Message struct {
 	Headers  Headers  `json:"headers"`
 	Chunks   [][]byte `json:"chunks"`
 	Trailers Headers  `json:"trailers"`
+	// EndWithLast (answers without trailers): the last chunk's callback carries end_of_stream, instead of a
+	// last, empty one.
+	EndWithLast bool `json:"end_with_last,omitempty"`
 }
 
 // Outcome is what one exchange produced.

@@ -20,11 +20,14 @@ type goldenCut struct {
 	request  int  // request body chunk size; 0: two halves, as plugin/golden_test.go cuts it
 	response int  // upstream answer chunk size
 	streams  bool // only for event-stream answers
+	// endWithLast: the last answer chunk carries end_of_stream (plugin/golden_test.go plays the same).
+	endWithLast bool
 }
 
 var goldenCuts = []goldenCut{
 	{name: "whole", response: 1 << 20},
 	{name: "61", request: 17, response: 61},
+	{name: "61, end_of_stream with the last chunk", request: 17, response: 61, endWithLast: true},
 	{name: "7", response: 7, streams: true},
 	{name: "1", request: 5, response: 1, streams: true},
 }
@@ -98,7 +101,7 @@ func runGoldenCase(t *testing.T, vm *VM, c goldencase.Case) (trapped bool) {
 		}
 		x := &Exchange{
 			Request:  Message{Headers: headers, Chunks: benchdata.Split(req.Body, reqCut)},
-			Response: &Message{Status: status, Headers: resp.Headers, Chunks: benchdata.Split(resp.Body, cut.response)},
+			Response: &Message{Status: status, Headers: resp.Headers, Chunks: benchdata.Split(resp.Body, cut.response), EndWithLast: cut.endWithLast},
 		}
 		o, err := vm.Run(config, x)
 		if err != nil {

@@ -703,8 +703,10 @@ class Exchange {
 
   // relayResponse: hostemu's Exchange.RelayResponse. chunks null: a body-less response; trailers null: the
   // last body callback carries end_of_stream. As hostemu reads the upstream's body, each chunk is one
-  // callback (cut at the table's read size), and end_of_stream comes in a last, empty callback.
-  relayResponse(status, headers, chunks, trailers) {
+  // callback (cut at the table's read size), and end_of_stream comes in a last, empty callback, or, with
+  // endWithLast, with the last chunk (as when hostemu's reader returns data with io.EOF, and as Envoy often
+  // delivers it).
+  relayResponse(status, headers, chunks, trailers, endWithLast) {
     const vm = this.vm, s = this.s, id = this.id;
     const head = [[':status', String(status)], ...headers];
     this.stream = isEventStream(lookup(headers, 'content-type'));
@@ -717,12 +719,18 @@ class Exchange {
       if (!this.responseHeaders) throw new RuleError('response-headers-paused-without-body', 'response headers paused on a body-less response');
       return;
     }
-    for (const chunk of chunks) {
+    const endsHere = endWithLast && trailers == null;
+    for (let c = 0; c < chunks.length; c++) {
+      const chunk = chunks[c];
       for (let off = 0; off < chunk.length; off += READ_BYTES) {
-        if (this.bodyCallback(chunk.subarray(off, off + READ_BYTES), false)) return;
+        const last = endsHere && c === chunks.length - 1 && off + READ_BYTES >= chunk.length;
+        if (this.bodyCallback(chunk.subarray(off, off + READ_BYTES), last)) return;
+        if (last) break;
       }
     }
-    if (trailers == null) {
+    if (endsHere && chunks.length && chunks[chunks.length - 1].length) {
+      // ended with the last chunk
+    } else if (trailers == null) {
       if (this.bodyCallback(EMPTY, true)) return;
     } else {
       const before = this.bodyHeld ? 0 : s.respBody.length;
@@ -824,7 +832,7 @@ function play(vm, root, x) {
         out.withheld = nextPending++;
         pending.set(out.withheld, { ex, root });
       } else if (!ex.local && ex.upstream && x.response) {
-        ex.relayResponse(x.response.status, x.response.headers, x.response.chunks, x.response.trailers);
+        ex.relayResponse(x.response.status, x.response.headers, x.response.chunks, x.response.trailers, x.response.end_with_last);
         ex.checkContentLength(ex.client.body.reduce((n, b) => n + b.length, 0));
       }
     } finally {
@@ -901,6 +909,7 @@ function decodeExchange(x) {
         headers: x.response.headers || [],
         chunks: decodeChunks(x.response.chunks),
         trailers: x.response.trailers ?? null,
+        end_with_last: !!x.response.end_with_last,
       }
       : null,
     withhold_bodies: !!x.withhold_bodies,
