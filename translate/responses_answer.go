@@ -490,7 +490,7 @@ func nextElement(arr []byte, pos int) (element []byte, next int) {
 	if pos = skipJSONSpace(arr, pos); pos < len(arr) && arr[pos] == ',' {
 		pos = skipJSONSpace(arr, pos+1)
 	}
-	end := valueEnd(arr, pos)
+	end := jsonscan.SkimValue(arr, pos)
 	if pos >= len(arr) || arr[pos] == ']' || end <= pos {
 		return nil, len(arr)
 	}

@@ -677,7 +677,7 @@ func readObject(raw []byte, f *objectFields) (int, objectRead) {
 			return 0, readNotObject
 		}
 		valStart := skipJSONSpace(raw, i+1)
-		valEnd := valueEnd(raw, valStart)
+		valEnd := jsonscan.SkimValue(raw, valStart)
 		if valEnd <= valStart {
 			return 0, readNotObject
 		}
@@ -757,42 +757,6 @@ func textEnd(raw []byte, i int) int {
 		}
 	}
 	return -1
-}
-
-// valueEnd is the offset after the JSON value that starts at raw[i], or -1 when a string or container does
-// not end. A container is passed over by counting brackets, with a loop.
-func valueEnd(raw []byte, i int) int {
-	if i >= len(raw) {
-		return -1
-	}
-	switch raw[i] {
-	case '"':
-		return textEnd(raw, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(raw); i++ {
-			switch raw[i] {
-			case '"':
-				end := textEnd(raw, i)
-				if end < 0 {
-					return -1
-				}
-				i = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return -1
-	}
-	j := i
-	for j < len(raw) && raw[j] != ',' && raw[j] != '}' && raw[j] != ']' && !isJSONSpace(raw[j]) {
-		j++
-	}
-	return j
 }
 
 // readObjectAt is readObject, refusing (as the value at at) a value that is not an object or too big an

@@ -593,7 +593,7 @@ func Skim(src []byte, dst []Member, limit int) ([]Member, error) {
 			return dst, unexpected(src, i, "':' after an object key")
 		}
 		valStart := skipSpace(src, i+1)
-		valEnd := skimValue(src, valStart)
+		valEnd := SkimValue(src, valStart)
 		if valEnd <= valStart {
 			return dst, unexpected(src, valStart, "a value")
 		}
@@ -654,9 +654,9 @@ func skimStringBytes(src []byte, i int, escaped bool) (end int, esc bool) {
 	return -1, escaped
 }
 
-// skimValue returns the offset after the value starting at src[i], or -1 for a string or container that
-// does not end.
-func skimValue(src []byte, i int) int {
+// SkimValue returns the offset after the value starting at src[i], or -1 for a string or container that
+// does not end, without validating it (Skim's reading of a member's value).
+func SkimValue(src []byte, i int) int {
 	if i >= len(src) {
 		return -1
 	}
@@ -703,7 +703,7 @@ func skimValue(src []byte, i int) int {
 	return j
 }
 
-// skimContainerBytes is skimValue's container loop from src[i] on, depth brackets deep, one byte at a
+// skimContainerBytes is SkimValue's container loop from src[i] on, depth brackets deep, one byte at a
 // time, for the last bytes of the input.
 func skimContainerBytes(src []byte, i, depth int) int {
 	for ; i < len(src); i++ {
