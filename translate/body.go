@@ -5,7 +5,6 @@ import (
 	"unsafe"
 
 	"github.com/aidialect/aidialect/internal/jsonscan"
-	"github.com/tidwall/gjson"
 )
 
 // fieldKind classifies the top-level request fields the translator reads or rewrites; everything else is
@@ -198,7 +197,7 @@ func (b *RequestBody) memberName(i int) string {
 		b.names = append(b.names, "")
 	}
 	if b.names[i] == "" {
-		b.names[i] = gjson.ParseBytes(b.src[m.KeyStart:m.KeyEnd]).String()
+		b.names[i] = decodeJSONString(b.src[m.KeyStart:m.KeyEnd])
 	}
 	return b.names[i]
 }
@@ -261,28 +260,38 @@ func (b *RequestBody) readField(kind fieldKind, raw []byte) *Error {
 			return NewError(ErrInvalidParameter, "stream_options", "stream_options must be an object")
 		}
 		// Every member is looked at, not only the first include_usage: a duplicate would let the filter and
-		// the provider read different values, as with top-level duplicates.
-		var usage gjson.Result
+		// the provider read different values, as with top-level duplicates. The object was validated with the
+		// body, and its keys are decoded as the provider decodes them.
+		var table [8]jsonscan.Member
+		members, err := jsonscan.Members(raw, table[:0], maxTopLevelMembers)
+		if err != nil { // only too many members: the body was validated
+			return NewError(ErrInvalidParameter, "stream_options", "stream_options has more than 4096 fields: "+
+				"send include_usage and the few others it takes")
+		}
+		var usage []byte
 		seen := 0
 		folded := false
-		gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
-			switch name := k.String(); {
-			case name == "include_usage":
-				usage = v
+		for _, m := range members {
+			name := m.Key(raw)
+			if m.KeyEscaped {
+				name = []byte(decodeJSONString(raw[m.KeyStart:m.KeyEnd]))
+			}
+			switch {
+			case string(name) == "include_usage":
+				usage = m.Value(raw)
 				seen++
-			case len(name) <= 6*len("include_usage") && strings.EqualFold(name, "include_usage"):
+			case len(name) <= 6*len("include_usage") && strings.EqualFold(string(name), "include_usage"):
 				folded = true // "Include_Usage": a case-insensitive upstream reads it as include_usage
 			}
-			return true
-		})
+		}
 		if seen > 1 || folded {
 			return NewError(ErrInvalidJSON, "stream_options.include_usage",
 				"stream_options has include_usage more than once (or in another letter case): send it once, in lower case")
 		}
-		switch usage.Type {
-		case gjson.True:
+		switch string(usage) {
+		case "true":
 			b.IncludeUsage = true
-		case gjson.False, gjson.Null:
+		case "", "false", "null":
 		default:
 			return NewError(ErrInvalidParameter, "stream_options.include_usage", "stream_options.include_usage must be true or false")
 		}
@@ -336,13 +345,17 @@ func (b *RequestBody) value(kind fieldKind) []byte {
 	return nil
 }
 
-// decodeJSONString decodes a validated JSON string literal; the common escape-free case costs one copy.
+// decodeJSONString decodes a JSON string literal as the provider's parser will (jsonscan.AppendUnquoted, in
+// one allocation). A literal that is not well formed, which only unvalidated input (Skim's keys) can hold, is
+// its bytes as written: with a quote, a backslash or a control character in them, they name no field the
+// filter reads.
 func decodeJSONString(raw []byte) string {
-	inner := raw[1 : len(raw)-1]
-	for _, c := range inner {
-		if c == '\\' {
-			return gjson.ParseBytes(raw).String()
+	decoded, ok := jsonscan.AppendUnquoted(make([]byte, 0, len(raw)), raw)
+	if !ok {
+		if len(raw) < 2 {
+			return string(raw)
 		}
+		return string(raw[1 : len(raw)-1])
 	}
-	return string(inner)
+	return unsafe.String(unsafe.SliceData(decoded), len(decoded)) // decoded is this string's alone
 }

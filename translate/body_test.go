@@ -57,6 +57,11 @@ func TestDuplicateKeys(t *testing.T) {
 		{"escaped quote two ways", []string{`a\"b`, `a\u0022b`}, `a"b`},
 		{"accented letters escaped", []string{`\u00e9t\u00e9`, "été"}, "été"},
 		{"surrogate pair", []string{`\ud83d\ude00`, "😀"}, "😀"},
+		// After a lone surrogate the next escape is read on its own (encoding/json); gjson swallowed it, so
+		// these two were different keys to the filter and one to the provider.
+		{"lone surrogate, then an escape or its letter", []string{`\ud800\u0041`, `\ud800A`}, "\uFFFDA"},
+		{"lone surrogate, then two different escapes", []string{`\ud800\u0041`, `\ud800\u0042`}, accepted},
+		{"mismatched pair, then the same text", []string{`\udc00\ud800x`, "\uFFFD\uFFFDx"}, "\uFFFD\uFFFDx"},
 		{"empty key twice", []string{"", ""}, ""},
 		{"the first repeat is reported", []string{"b", "a", "a", "b"}, "a"},
 		{"case differs", []string{"Foo", "foo"}, accepted},
@@ -80,6 +85,43 @@ func TestDuplicateKeys(t *testing.T) {
 			case tt.dup != accepted && (err.Param != tt.dup || !strings.Contains(err.Message, "more than once")):
 				t.Errorf("%s (%d fillers): got %q (param %q), want the repeated key %q", tt.name, pad, err.Message, err.Param, tt.dup)
 			}
+		}
+	}
+}
+
+// TestParseReadsNamesAsEncodingJSON: the names Parse reads (the model, the chain id, escaped keys) are
+// what encoding/json, the provider's kind of parser, reads. gjson swallowed the escape after a lone
+// surrogate: "gpt-4o\ud800\u002dmini" was "gpt-4o\uFFFDmini" to the filter, "gpt-4o\uFFFD-mini" upstream.
+func TestParseReadsNamesAsEncodingJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+	}{
+		{"model, lone surrogate then an escaped hyphen", `{"model":"gpt-4o\ud800\u002dmini"}`},
+		{"model, lone low surrogate then an escape", `{"model":"gpt-4o\udc00\u0041"}`},
+		{"model, reversed pair", `{"model":"a\udc00\ud800b"}`},
+		{"model, high surrogate then a high and low pair", `{"model":"\ud800\ud83d\ude00"}`},
+		{"model, pair", `{"model":"\ud83d\ude00"}`},
+		{"model, every simple escape", `{"model":"\"\\\/\b\f\n\r\t"}`},
+		{"escaped key", `{"mo\u0064el":"gpt-4o\ud800\u002dmini"}`},
+		{"chain id", `{"chain_id":"45\ud800\u0037"}`},
+	}
+	for _, tt := range tests {
+		var want struct {
+			Model   string `json:"model"`
+			ChainID string `json:"chain_id"`
+		}
+		if err := json.Unmarshal([]byte(tt.body), &want); err != nil {
+			t.Fatalf("%s: encoding/json: %v", tt.name, err)
+		}
+		var b RequestBody
+		if err := b.Parse([]byte(tt.body)); err != nil {
+			t.Errorf("%s: refused: %v", tt.name, err)
+			continue
+		}
+		if b.Model != want.Model || b.ChainID != want.ChainID {
+			t.Errorf("%s: read model %q, chain_id %q; encoding/json reads %q, %q", tt.name, b.Model, b.ChainID,
+				want.Model, want.ChainID)
 		}
 	}
 }
@@ -157,6 +199,7 @@ func FuzzDuplicateKeys(f *testing.F) {
 	f.Add([]byte("model\x00mode\x00model"), []byte{1, 2, 0})
 	f.Add([]byte("a/b\x00a\\/b\x00\U0001F600\x00é\x00"+strings.Repeat("x\x00", 20)+"\U0001F600"), []byte{2, 1, 0, 1})
 	f.Add([]byte(`{"a":1,"b":{"a":2},"\u0061":3}`), []byte{})
+	f.Add([]byte(`{"\ud800\u0041":1,"\ud800A":2,"\ud800\u0042":3,"\udc00\ud800\udc00":4,"\ud83d\ude00":5}`), []byte{})
 	f.Fuzz(func(t *testing.T, data, modes []byte) {
 		checkDuplicateVerdict(t, data)
 		if len(modes) == 0 {
