@@ -198,14 +198,14 @@ func parseUpstreamError(status int, body []byte) errorFields {
 		if e := root.Get("error"); e.IsObject() {
 			obj = e
 		} else if e.Type == gjson.String && !root.Get("message").Exists() {
-			f.message = e.String()
+			f.message = stringOf(e)
 		}
 		if m := obj.Get("message"); m.Exists() && m.Type != gjson.Null {
-			f.message = m.String()
+			f.message = stringOf(m)
 		}
 		f.code = scalarString(obj.Get("code"))
 		if f.code == "" && root.Get("error").Type == gjson.String {
-			f.code = root.Get("error").String()
+			f.code = stringOf(root.Get("error"))
 		}
 		f.typ = scalarString(obj.Get("type"))
 		f.param = scalarString(obj.Get("param"))
@@ -250,7 +250,7 @@ func detailParam(d gjson.Result) string {
 	var param strings.Builder
 	seen, written := 0, 0
 	loc.ForEach(func(_, part gjson.Result) bool {
-		name := part.String()
+		name := stringOf(part)
 		seen++
 		if seen == 1 && name == "body" {
 			return true
@@ -275,7 +275,7 @@ const maxParamBytes = 256
 func scalarString(r gjson.Result) string {
 	switch r.Type {
 	case gjson.String:
-		return r.Str
+		return stringOf(r)
 	case gjson.Number:
 		return r.Raw
 	case gjson.True, gjson.False:
@@ -321,3 +321,12 @@ func asciiLower(b []byte) []byte {
 }
 
 func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// stringOf is r's text: a string decoded as the client's parser will decode it (jsonscan.AppendUnquoted, not
+// gjson's own decoding, which differs after a lone surrogate), anything else as gjson gives it.
+func stringOf(r gjson.Result) string {
+	if r.Type == gjson.String {
+		return decodeJSONString(readOnlyBytes(r.Raw))
+	}
+	return r.String()
+}

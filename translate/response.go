@@ -187,13 +187,13 @@ func scalarHeaders(prefix string, raw []byte, headers []Header) []Header {
 		var value string
 		switch v.Type {
 		case gjson.String:
-			value = v.Str
+			value = stringOf(v)
 		case gjson.Number, gjson.True, gjson.False:
 			value = v.Raw
 		default:
 			return true
 		}
-		name, ok := headerName(prefix, k.String())
+		name, ok := headerName(prefix, stringOf(k))
 		if ok && headerValueSafe(value) && size+len(name)+len(value) <= maxExposedHeaderBytes {
 			headers = append(headers, Header{name, value})
 			added++

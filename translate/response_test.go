@@ -223,6 +223,9 @@ func TestScalarHeaders(t *testing.T) {
 		{"a value with CR LF left out", `{"a":"x\r\nset-cookie: y","b":"ok"}`, []Header{{"p-b", "ok"}}},
 		{"a value with NUL left out", `{"a":"x\u0000y"}`, nil},
 		{"a tab kept", `{"a":"x\ty"}`, []Header{{"p-a", "x\ty"}}},
+		// As the client's parser reads the body (encoding/json): gjson read "x\uFFFD" and "\uFFFD".
+		{"a lone surrogate, then an escape", `{"a":"x\ud800\u0041","\u0062":"\udc00\ud800\udc00"}`,
+			[]Header{{"p-a", "x\uFFFDA"}, {"p-b", "\uFFFD\U00010000"}}},
 		{"a 1024-byte value kept", `{"a":"` + long + `"}`, []Header{{"p-a", long}}},
 		{"a 1025-byte value left out", `{"a":"` + long + `v"}`, nil},
 		{"at most 32 headers", many.String(), manyWant},

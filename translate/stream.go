@@ -748,11 +748,12 @@ func (s *Stream) indexToolCalls(choices []byte) []byte {
 				return true
 			}
 			index := len(s.toolIndex) - 1
-			if id := call.Get("id").String(); id != "" {
+			if id := stringOf(call.Get("id")); id != "" {
 				i, seen := s.toolIndex[id]
 				if !seen && len(s.toolIndex) < maxStreamToolCalls {
 					i = len(s.toolIndex)
-					// A copy: the id is a view of this event, which must not live as long as the stream.
+					// A copy: an id that is not a string is a view of this event, which must not live as long as
+					// the stream.
 					s.toolIndex[strings.Clone(id)] = i
 				} else if !seen {
 					i = index // past the bound, a new id continues the latest call

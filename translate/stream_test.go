@@ -96,6 +96,22 @@ func TestStreamTranslation(t *testing.T) {
 				}
 			}
 		}},
+		{"azure-ai tool call ids read as the client reads them", func() Exchange {
+			x := withProvider(chatOpenAI, AzureAI)
+			x.Tools = true
+			return x
+		}(), sseStream(
+			// Two ids to encoding/json ("c\uFFFDA", "c\uFFFDB"); gjson read both as "c\uFFFD", one call.
+			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"id":"c\ud800\u0041","type":"function","function":{"name":"f","arguments":"{}"}}]}}]}`,
+			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"id":"c\ud800\u0042","type":"function","function":{"name":"g","arguments":"{}"}}]}}]}`,
+			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"id":"c\ud800A","function":{"arguments":""}}]}}]}`,
+			`[DONE]`), func(t *testing.T, data []string) {
+			for i, want := range []string{"0", "1", "0"} {
+				if got := gjson.Get(data[i], "choices.0.delta.tool_calls.0.index").Raw; got != want {
+					t.Errorf("event %d index %q, want %s: %s", i, got, want, data[i])
+				}
+			}
+		}},
 		{"azure-ai usage split into OpenAI's usage chunk when asked", func() Exchange {
 			x := withProvider(chatOpenAI, AzureAI)
 			x.IncludeUsage = true
