@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/aidialect/aidialect/internal/jsonscan"
 )
 
 // The configuration is decoded with gjson rather than encoding/json: reflection-based decoding would add
@@ -131,7 +133,7 @@ func decodeObject(field string, v gjson.Result, set func(key, path string, v gjs
 	var err error
 	seen := map[string]bool{}
 	v.ForEach(func(k, val gjson.Result) bool {
-		key := k.String()
+		key := unquote(k)
 		path := key
 		if field != "(root)" {
 			path = field + "." + key
@@ -165,8 +167,19 @@ func decodeString(field string, v gjson.Result, dst *string) error {
 	if v.Type != gjson.String {
 		return fieldErr(field, "must be a string")
 	}
-	*dst = v.Str
+	*dst = unquote(v)
 	return nil
+}
+
+// unquote is a string's value as the filter reads the names clients send (jsonscan.AppendUnquoted, which is
+// encoding/json's reading): a model name or glob in the configuration means what the same text means in a
+// request. gjson's own decoding differs after a lone surrogate.
+func unquote(v gjson.Result) string {
+	s, ok := jsonscan.AppendUnquoted(nil, []byte(v.Raw))
+	if !ok { // the configuration was validated: unreachable
+		return v.Str
+	}
+	return string(s)
 }
 
 func decodeBool(field string, v gjson.Result, dst *bool) error {
