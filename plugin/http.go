@@ -47,6 +47,10 @@ type httpContext struct {
 	headersSent bool
 	// requestDone: the body was checked and rendered (or refused); later request callbacks pass it on.
 	requestDone bool
+	// answeredEarly: the answer began before the request was done (a request routed on its request line goes
+	// upstream with its headers, and the upstream, or Envoy, may answer at once): the rest of the request is
+	// neither checked nor forwarded, and nothing of the answer's state changes under it.
+	answeredEarly bool
 	// requestBuffered and responseBuffered are the sizes of the bodies Envoy holds for the filter, as the last
 	// body callback reported them: a trailers callback, which reports none, reads that much.
 	requestBuffered, responseBuffered int
@@ -172,6 +176,9 @@ func (h *httpContext) chooseRoute(model string) (translate.UpstreamHead, *transl
 	}
 	h.route, h.routed = route, true
 	h.target = route.target(model)
+	// What the route decides of the exchange, for an answer that comes before the body was read (routed on
+	// the request line); finishRequest completes it from the body.
+	h.exchange = translate.Exchange{Client: h.req.Dialect, Provider: h.target.Dialect, Op: h.req.Op, Onchain: h.cfg.onchain}
 	return h.route.renderHead(&h.req, &h.target)
 }
 
@@ -215,6 +222,10 @@ func (h *httpContext) requestSettled() (done bool, action types.Action) {
 		return true, types.ActionPause
 	case !h.req.Known() || h.req.Op == translate.OpListModels || h.requestDone:
 		return true, types.ActionContinue
+	case h.answeredEarly:
+		// Held until the answer ends, when Envoy ends the exchange and drops it: unchecked, it must not go
+		// upstream, and the answer under way must keep the exchange and buffers it began with.
+		return true, types.ActionPause
 	}
 	return false, 0
 }
@@ -229,7 +240,9 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	if err != nil && err != types.ErrorStatusNotFound {
 		return h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "", "reading the request body failed: "+err.Error()))
 	}
-	h.state = h.plugin.pool.get()
+	if h.state == nil {
+		h.state = h.plugin.pool.get()
+	}
 	body := &h.state.body
 	if perr := body.Parse(raw); perr != nil {
 		return h.reply(h.req.Dialect, perr)
@@ -335,7 +348,16 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		h.responseBegun = true
 		return types.ActionContinue
 	}
+	h.answeredEarly = !h.requestDone
 	enc, contentType := h.readResponseHead()
+	if h.answeredEarly && h.status < 300 {
+		// A request routed on its request line went upstream with its headers alone: a success now answers
+		// no request the client sent (an error, such as a 401 or Envoy's own 503, is translated as usual).
+		proxywasm.LogWarnf("aidialect: %s answered %d before it was sent the whole request; answered the client with an error instead", h.route.provider.name, h.status)
+		return h.reply(h.exchange.Client, translate.NewError(translate.ErrUpstreamEarlyAnswer, "",
+			"provider "+quoteBounded(h.route.provider.name)+" answered "+strconv.Itoa(h.status)+
+				" before the gateway had sent it the whole request: retry the request"))
+	}
 	if h.status >= 300 && h.status < 400 {
 		// No LLM API answers with a redirect, and following one would send the client, with its gateway key,
 		// wherever the upstream's Location says; its body and Location may also echo the provider key.

@@ -32,8 +32,11 @@ const (
 	ErrMethodNotAllowed     ErrorCode = "method_not_allowed"
 	ErrUpstreamStream       ErrorCode = "upstream_stream_error"
 	ErrUpstreamRedirect     ErrorCode = "upstream_redirect"
-	ErrBodyNeverArrived     ErrorCode = "body_never_arrived"
-	ErrInternal             ErrorCode = "internal_error"
+	// ErrUpstreamEarlyAnswer: the upstream answered with a success before the filter sent it the whole
+	// request, so the answer is to no request the client made.
+	ErrUpstreamEarlyAnswer ErrorCode = "upstream_answered_early"
+	ErrBodyNeverArrived    ErrorCode = "body_never_arrived"
+	ErrInternal            ErrorCode = "internal_error"
 )
 
 var errorStatus = map[ErrorCode]int{
@@ -53,6 +56,7 @@ var errorStatus = map[ErrorCode]int{
 	ErrMethodNotAllowed:          405,
 	ErrUpstreamStream:            502,
 	ErrUpstreamRedirect:          502,
+	ErrUpstreamEarlyAnswer:       502,
 	ErrBodyNeverArrived:          408,
 	ErrInternal:                  500,
 }

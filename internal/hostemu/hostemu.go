@@ -213,6 +213,13 @@ type Exchange struct {
 	// bodyHeld: the last response body callback paused, so Envoy still holds the whole body buffered
 	// (StopIterationAndBuffer) and releases all of it, as the filter left it, once the trailers continue.
 	bodyHeld bool
+	// sent is the request body that went upstream; requestHeld: the last request body callback paused, so
+	// Envoy holds the body since the last Continue.
+	sent        []byte
+	requestHeld bool
+	// responseBegun: the response callbacks started; responseEnded: the response ended (Envoy drops request
+	// data from then on).
+	responseBegun, responseEnded bool
 }
 
 // Request is a request as it leaves the filter.
@@ -275,48 +282,112 @@ func (x *Exchange) SendRequestTrailers(headers [][2]string, chunks [][]byte, tra
 	return x.h.do(func() error { return x.sendRequest(headers, chunks, trailers) })
 }
 
-// sendRequest runs with the host lock held.
-func (x *Exchange) sendRequest(headers [][2]string, chunks [][]byte, trailers [][2]string) error {
-	emu := x.h.emu
-	hasTrailers := trailers != nil
-	action := emu.CallOnRequestHeaders(x.id, headers, len(chunks) == 0 && !hasTrailers)
-	if local, err := x.localReply(action, "OnHttpRequestHeaders"); local || err != nil {
+// BeginRequest runs OnHttpRequestHeaders alone, for a caller that then delivers the body with RequestChunk
+// and may relay the response (RelayResponse) between chunks, as Envoy does when the upstream answers before the
+// request ended (an upstream that refuses early, Envoy's own 503): request data keeps reaching the filter
+// while the response is under way, and none does once the response ended (docs/envoy-host.md section 4b).
+// It returns with x.Local set when the filter answered itself.
+func (x *Exchange) BeginRequest(headers [][2]string, endOfStream bool) error {
+	return x.h.do(func() error {
+		_, err := x.requestHeadersCallback(headers, endOfStream)
 		return err
+	})
+}
+
+// RequestChunk delivers one request body chunk (last: with end_of_stream) after BeginRequest. Once the
+// response ended, or the filter answered locally, Envoy drops the request's data: so does RequestChunk. After
+// the last chunk x.Upstream is the request as it left the filter, unless the filter still holds it: a pause
+// at end_of_stream hangs a request whose response has not begun (a *RuleError), and otherwise ends with the
+// response.
+func (x *Exchange) RequestChunk(chunk []byte, last bool) error {
+	return x.h.do(func() error {
+		if x.Local != nil || x.responseEnded || x.withheld {
+			return nil
+		}
+		if _, err := x.requestChunk(chunk, last, false); err != nil {
+			return err
+		}
+		if last {
+			return x.requestEnded(nil)
+		}
+		return nil
+	})
+}
+
+// requestHeadersCallback runs OnHttpRequestHeaders; done: nothing more is delivered (a local reply, or
+// headers withheld).
+func (x *Exchange) requestHeadersCallback(headers [][2]string, endOfStream bool) (done bool, err error) {
+	emu := x.h.emu
+	action := emu.CallOnRequestHeaders(x.id, headers, endOfStream)
+	if local, err := x.localReply(action, "OnHttpRequestHeaders"); local || err != nil {
+		return true, err
 	}
 	if action == types.ActionContinue {
 		x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
 	} else if x.h.WithholdBodies {
 		x.withheld = true
-		return nil
+		return true, nil
 	}
-	// sent is what already went upstream. proxytest hands each body callback the bytes buffered since the
-	// last Continue plus the new chunk, as Envoy does after StopIterationAndBuffer; a Continue sends them all.
-	var sent []byte
-	held := false // the last body callback paused: Envoy holds the body since the last Continue
+	return false, nil
+}
+
+// requestChunk runs OnHttpRequestBody on one chunk. proxytest hands each body callback the bytes buffered
+// since the last Continue plus the new chunk, as Envoy does after StopIterationAndBuffer; a Continue sends them
+// all (x.sent is what already went upstream). done: the filter answered locally.
+func (x *Exchange) requestChunk(chunk []byte, last, hasTrailers bool) (done bool, err error) {
+	emu := x.h.emu
+	end := last && !hasTrailers
+	action := emu.CallOnRequestBody(x.id, chunk, end)
+	if err := x.checkFrozenRequest("OnHttpRequestBody"); err != nil {
+		return true, err
+	}
+	if local, err := x.localReply(action, "OnHttpRequestBody"); local || err != nil {
+		return true, err
+	}
+	x.requestHeld = action != types.ActionContinue
+	switch {
+	case !x.requestHeld:
+		x.sent = append(x.sent, emu.GetCurrentRequestBody(x.id)...)
+		if x.requestHeaders == nil {
+			x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
+		}
+	case end && !x.responseBegun:
+		return true, ruleErr("envoy-host 3", "OnHttpRequestBody paused at end_of_stream: the request would hang")
+	}
+	return false, nil
+}
+
+// requestEnded checks and records the request as it left the filter, once its last callback ran.
+func (x *Exchange) requestEnded(upTrailers [][2]string) error {
+	if x.requestHeld && x.responseBegun {
+		return nil // held: the request ends with the response, and nothing more of it goes upstream
+	}
+	if x.requestHeaders == nil {
+		return ruleErr("envoy-host 1", "the request headers were paused and never released")
+	}
+	if cl, ok := x.requestHeaders["content-length"]; ok && cl != strconv.Itoa(len(x.sent)) {
+		return ruleErr("envoy-host 3", "content-length %s but the upstream body has %d bytes", cl, len(x.sent))
+	}
+	x.Upstream = &Request{Headers: cloneHeaders(x.h.emu.GetCurrentRequestHeaders(x.id)), Body: x.sent, Trailers: upTrailers}
+	return nil
+}
+
+// sendRequest runs with the host lock held.
+func (x *Exchange) sendRequest(headers [][2]string, chunks [][]byte, trailers [][2]string) error {
+	emu := x.h.emu
+	hasTrailers := trailers != nil
+	if done, err := x.requestHeadersCallback(headers, len(chunks) == 0 && !hasTrailers); done || err != nil {
+		return err
+	}
 	for i, chunk := range chunks {
-		last := i == len(chunks)-1 && !hasTrailers
-		action = emu.CallOnRequestBody(x.id, chunk, last)
-		if err := x.checkFrozenRequest("OnHttpRequestBody"); err != nil {
+		if done, err := x.requestChunk(chunk, i == len(chunks)-1, hasTrailers); done || err != nil {
 			return err
-		}
-		if local, err := x.localReply(action, "OnHttpRequestBody"); local || err != nil {
-			return err
-		}
-		held = action != types.ActionContinue
-		switch {
-		case !held:
-			sent = append(sent, emu.GetCurrentRequestBody(x.id)...)
-			if x.requestHeaders == nil {
-				x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
-			}
-		case last:
-			return ruleErr("envoy-host 3", "OnHttpRequestBody paused at end_of_stream: the request would hang")
 		}
 	}
 	var upTrailers [][2]string
 	if hasTrailers {
 		before := bytes.Clone(emu.GetCurrentRequestBody(x.id))
-		action = emu.CallOnRequestTrailers(x.id, trailers)
+		action := emu.CallOnRequestTrailers(x.id, trailers)
 		if err := x.checkFrozenRequest("OnHttpRequestTrailers"); err != nil {
 			return err
 		}
@@ -327,25 +398,19 @@ func (x *Exchange) sendRequest(headers [][2]string, chunks [][]byte, trailers []
 			return ruleErr("envoy-host 4", "OnHttpRequestTrailers returned %v: nothing resumes the request, it would hang", action)
 		}
 		body := emu.GetCurrentRequestBody(x.id)
-		if held {
-			sent = append(sent, body...)
+		if x.requestHeld {
+			x.sent = append(x.sent, body...)
 		} else if !bytes.Equal(before, body) {
 			return ruleErr("envoy-host 4", "OnHttpRequestTrailers changed the request body, but Envoy holds none: "+
 				"every chunk already went upstream (pause the body callbacks to keep it)")
 		}
+		x.requestHeld = false
 		if x.requestHeaders == nil {
 			x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
 		}
 		upTrailers = currentTrailers(proxywasm.GetHttpRequestTrailers, trailers)
 	}
-	if x.requestHeaders == nil {
-		return ruleErr("envoy-host 1", "the request headers were paused and never released")
-	}
-	if cl, ok := x.requestHeaders["content-length"]; ok && cl != strconv.Itoa(len(sent)) {
-		return ruleErr("envoy-host 3", "content-length %s but the upstream body has %d bytes", cl, len(sent))
-	}
-	x.Upstream = &Request{Headers: cloneHeaders(emu.GetCurrentRequestHeaders(x.id)), Body: sent, Trailers: upTrailers}
-	return nil
+	return x.requestEnded(upTrailers)
 }
 
 // currentTrailers reads trailers as the trailers callback left them, through get (the SDK's getter for
@@ -475,6 +540,8 @@ func (x *Exchange) step(w ClientWriter, f func(o *released) error) error {
 func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader, trailers func() [][2]string, w ClientWriter) error {
 	head := append([][2]string{{":status", strconv.Itoa(status)}}, headers...)
 	x.stream = isEventStream(lookup(headers, "content-type"))
+	x.responseBegun = true
+	defer func() { x.responseEnded = true }()
 	err := x.step(w, func(o *released) error {
 		action := x.h.emu.CallOnResponseHeaders(x.id, head, body == nil)
 		if replied, err := x.responseLocalReply(action, "OnHttpResponseHeaders", o); replied || err != nil {
