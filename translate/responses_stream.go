@@ -105,6 +105,8 @@ type responsesEvents struct {
 	// reasoning is the open reasoning item's position, message the message's, lastCall the latest call's; -1
 	// when there is none.
 	reasoning, message, lastCall int
+	// callIDs are the call ids the function call items have so far.
+	callIDs callIDSet
 	// kindCount counts the items of each kind, for their ordinals.
 	kindCount [3]int
 	// held is the bytes of text and arguments kept for the .done events and the terminal event.
@@ -132,6 +134,7 @@ func (r *responsesEvents) reset(echo *responsesEcho, maxEventBytes int) {
 	clear(r.toolItems)
 	r.toolItems = r.toolItems[:0]
 	r.reasoning, r.message, r.lastCall = -1, -1, -1
+	r.callIDs.reset()
 	r.kindCount = [3]int{}
 	r.held = 0
 }
@@ -533,9 +536,13 @@ func (r *responsesEvents) toolCallDelta(call []byte) {
 			return
 		}
 		it := &r.items[i]
-		if len(id) > 0 && !r.callIDUsed(id) {
-			// A repeated or missing id gets a generated one: clients tell calls apart by call_id.
+		if len(id) > 0 {
+			// A repeated or missing id gets a generated one: clients tell calls apart by call_id. The set
+			// keeps a view of the item's copy, which stays unchanged until the next stream.
 			it.callID = append(it.callID, id...)
+			if !r.callIDs.add(it.callID) {
+				it.callID = it.callID[:0]
+			}
 		}
 		it.name = append(it.name, name...)
 		if hasIndex {
@@ -578,16 +585,6 @@ func toolCallIndex(v []byte) (index int, present bool) {
 		}
 	}
 	return n, true
-}
-
-// callIDUsed reports whether an earlier function call has this call_id.
-func (r *responsesEvents) callIDUsed(id []byte) bool {
-	for i := range r.items {
-		if it := &r.items[i]; it.kind == functionCallItem && bytes.Equal(it.callID, id) {
-			return true
-		}
-	}
-	return false
 }
 
 // closeItem writes the .done events of open item i: its text, part (or arguments) and the full item.
