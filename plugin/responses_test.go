@@ -125,9 +125,10 @@ func terminalResponse(t *testing.T, body []byte) gjson.Result {
 	return last.Get("response")
 }
 
-// TestBridgedResponsesFromAHostileUpstream: a Responses client of a chat-only provider gets a well-formed
-// Response, in the compiled module as natively, whatever the upstream's answer holds (issue 21).
-func TestBridgedResponsesFromAHostileUpstream(t *testing.T) {
+// TestBridgedResponsesStayBounded: a Responses client of a chat-only provider gets a well-formed Response, in
+// the compiled module as natively, whatever the upstream's answer holds, and what the Response repeats of the
+// request is bounded (issue 21).
+func TestBridgedResponsesStayBounded(t *testing.T) {
 	ids := hostileCallIDs()
 	var calls, fragments []string
 	for i, id := range ids {
@@ -154,11 +155,48 @@ func TestBridgedResponsesFromAHostileUpstream(t *testing.T) {
 			ex: bridgedExchange(bigEvents, "", true, split([]byte(callsStream), 64<<10)...), status: 200,
 			check: func(t *testing.T, o *outcome) { checkCallIDs(t, terminalResponse(t, o.clientBody), ids) }},
 	}
+	// Instructions past the 256 KiB a Response repeats of its request: left out of the echo, and said so.
+	instructions := strings.Repeat("i", 300<<10)
+	bigRequests := strings.Replace(testConfig, `"max_request_bytes": 4096`, `"max_request_bytes": 1048576`, 1)
+	okAnswer := `{"id":"a","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"ok"}}]}`
+	okEvents := events(`{"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":null}]}`,
+		`{"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]")
+	echoOmitted := func(t *testing.T, o *outcome, resp gjson.Result) {
+		t.Helper()
+		if got := o.clientHead["x-aidialect-echo-omitted"]; got != "instructions" {
+			t.Errorf("x-aidialect-echo-omitted: %q, want instructions", got)
+		}
+		if resp.Get("instructions").Raw != "null" || resp.Get("temperature").Raw != "0.5" || resp.Get("output_text").String() != "ok" &&
+			resp.Get("output.0.content.0.text").String() != "ok" {
+			t.Errorf("instructions %.40s, temperature %s: %.300s", resp.Get("instructions").Raw, resp.Get("temperature").Raw, resp.Raw)
+		}
+	}
+	rows = append(rows,
+		bridgedRow{name: "JSON answer to a request with 300 KiB of instructions",
+			ex: bridgedExchange(bigRequests, `,"temperature":0.5,"instructions":"`+instructions+`"`, false, okAnswer), status: 200,
+			check: func(t *testing.T, o *outcome) {
+				if len(o.clientBody) > 16<<10 {
+					t.Errorf("a Response of %d bytes for the answer \"ok\"", len(o.clientBody))
+				}
+				echoOmitted(t, o, gjson.ParseBytes(o.clientBody))
+			}},
+		bridgedRow{name: "stream answering a request with 300 KiB of instructions",
+			ex: bridgedExchange(bigRequests, `,"temperature":0.5,"instructions":"`+instructions+`"`, true, okEvents), status: 200,
+			check: func(t *testing.T, o *outcome) {
+				if len(o.clientBody) > 16<<10 {
+					t.Errorf("a stream of %d bytes for the answer \"ok\"", len(o.clientBody))
+				}
+				echoOmitted(t, o, terminalResponse(t, o.clientBody))
+			}},
+	)
 	for _, md := range modes {
 		for _, row := range rows {
 			t.Run(row.name+"/"+md.name, func(t *testing.T) {
 				o := run(t, md, row.ex)
 				o.assertRules(t)
+				if o.local != nil {
+					t.Fatalf("answered locally: %d %.300s", o.local.Status, o.local.Body)
+				}
 				if o.status != row.status {
 					t.Fatalf("status %d, want %d: %.300s", o.status, row.status, o.clientBody)
 				}

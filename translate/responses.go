@@ -49,12 +49,24 @@ type responsesEcho struct {
 
 	// leftOut lists the fields sent that the target's chat API lacks, which the bridge left out.
 	leftOut []string
+	// omitted lists the fields sent whose values did not fit in maxEchoBytes: the Response states the API's
+	// value for an absent member instead.
+	omitted []string
 
 	// stream: the client asked for a stream.
 	stream bool
 	// storeAsked: the client sent store: true or no store (whose default is true). A chat-only provider
 	// stores nothing, so the Response says store: false whatever was asked.
 	storeAsked bool
+}
+
+// EchoOmitted lists the request fields whose values the bridged Response does not repeat, for they did not
+// fit in the 256 KiB it repeats (the answer's x-aidialect-echo-omitted header); nil for none.
+func (b *Bridge) EchoOmitted() []string {
+	if b == nil || len(b.echo.omitted) == 0 {
+		return nil
+	}
+	return b.echo.omitted
 }
 
 // bridgeOptions are what a chat-only target takes of the fields a Responses request maps to; each dialect's
