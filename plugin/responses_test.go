@@ -189,6 +189,25 @@ func TestBridgedResponsesStayBounded(t *testing.T) {
 				echoOmitted(t, o, terminalResponse(t, o.clientBody))
 			}},
 	)
+	// One event of 1,024 tool-call fragments that carry nothing (no id, no name, no arguments): 14 KB that
+	// became 907 KB of events for 1,024 empty calls.
+	bare := make([]string, 1024)
+	for i := range bare {
+		bare[i] = `{"index":` + strconv.Itoa(i) + `}`
+	}
+	bareStream := events(`{"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[`+
+		strings.Join(bare, ",")+`]},"finish_reason":null}]}`,
+		`{"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		"[DONE]")
+	rows = append(rows, bridgedRow{name: "stream of 1,024 tool-call fragments with nothing in them",
+		ex: bridgedExchange(testConfig, "", true, bareStream), status: 200,
+		check: func(t *testing.T, o *outcome) {
+			resp := terminalResponse(t, o.clientBody)
+			if n := len(resp.Get(`output.#(type=="function_call")#`).Array()); n != 0 || len(o.clientBody) > 8<<10 {
+				t.Errorf("%d bytes in, %d bytes of events with %d function calls, want no call and at most 8 KiB",
+					len(bareStream), len(o.clientBody), n)
+			}
+		}})
 	for _, md := range modes {
 		for _, row := range rows {
 			t.Run(row.name+"/"+md.name, func(t *testing.T) {

@@ -431,7 +431,9 @@ func (r *responsesEvents) addItem(kind bridgedItemKind) int {
 		return -1
 	}
 	if kind != reasoningItem && r.reasoning >= 0 {
-		// Reasoning comes before what it led to: its item closes before the next opens.
+		// Reasoning comes before what it led to: its item closes before the next opens, repeating its text
+		// three times.
+		r.reserve(3*len(r.items[r.reasoning].text) + endItemBytes)
 		r.closeItem(r.reasoning, responseStatusCompleted)
 	}
 	i := len(r.items)
@@ -502,8 +504,9 @@ func (r *responsesEvents) messageDelta(literal []byte, refusal bool) {
 	}
 }
 
-// toolCallDelta converts one tool_calls fragment: a new index opens a function_call item (its id and name
-// come with the first fragment), and arguments become arguments deltas.
+// toolCallDelta converts one tool_calls fragment: a new index opens a function_call item with its first
+// fragment that carries an id, a name or arguments (its id and name come with it, or the name later), and
+// arguments become arguments deltas.
 func (r *responsesEvents) toolCallDelta(call []byte) {
 	var f [3][]byte
 	var fn [2][]byte
@@ -529,6 +532,12 @@ func (r *responsesEvents) toolCallDelta(call []byte) {
 		i = r.lastCall
 	}
 	if i < 0 {
+		if len(id) == 0 && len(name) == 0 && len(arguments) == 0 {
+			// Nothing a client can use: the item opens with the first fragment that has something. An
+			// upstream's 1,024 bare {"index":N} would otherwise become 1,024 output_item.added events of
+			// 250 bytes each from 12 bytes each, and fill the item cap with empty calls.
+			return
+		}
 		if !r.hold(len(id) + len(name)) {
 			return
 		}
@@ -625,6 +634,9 @@ func (r *responsesEvents) finalize() {
 		return
 	}
 	r.start(nil, nil, nil, nil)
+	// Every open item's .done events repeat its contents three times (text.done, part.done, item.done, or
+	// arguments.done and item.done), and the terminal event once more.
+	r.reserve(4*r.held + (len(r.items)+1)*endItemBytes + r.echoBytes() + 4096)
 	r.resp.status, r.resp.incompleteReason = finishStatus(r.finish)
 	if len(r.items) == 0 {
 		// An answer with nothing in it still gets its (empty) message, as a JSON answer does.
@@ -647,6 +659,31 @@ func (r *responsesEvents) finalize() {
 		typ = responsesEventIncomplete
 	}
 	r.terminal(typ)
+}
+
+// endItemBytes bounds what closing an item (its .done events) and repeating it in the terminal event write
+// besides its contents: ids, statuses, indexes, the events' own members.
+const endItemBytes = 1024
+
+// reserve makes room for n more bytes of output in one allocation. The end of a stream repeats up to four
+// times the 4 MiB held over the stream: grown by append (in steps of a quarter past a few hundred KiB),
+// the output would leave several times its size in garbage before the collector runs, in a linear memory
+// that never shrinks.
+func (r *responsesEvents) reserve(n int) {
+	if cap(r.w.out)-len(r.w.out) >= n {
+		return
+	}
+	out := make([]byte, len(r.w.out), len(r.w.out)+n)
+	copy(out, r.w.out)
+	r.w.out = out
+}
+
+// echoBytes is the bytes of request values the Response repeats (at most maxEchoBytes).
+func (r *responsesEvents) echoBytes() int {
+	if r.echo == nil {
+		return 0
+	}
+	return len(r.echo.buf)
 }
 
 // itemStatus is the status of item i as its Response ends: a message is as complete as the Response; a
@@ -687,6 +724,7 @@ func (r *responsesEvents) failWithLiteral(message []byte) {
 // (zeros when the upstream gave none).
 func (r *responsesEvents) terminal(typ string) {
 	r.ended = true
+	r.reserve(r.held + len(r.items)*endItemBytes + r.echoBytes() + 4096)
 	r.resp.usage = &r.usage
 	r.responseEvent(typ)
 }
