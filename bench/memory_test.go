@@ -117,16 +117,15 @@ func TestMemoryWorstCase(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", r.X.Name, err)
 			}
-			status := s.client.Status
+			status, body := s.client.Status, s.client.Body
 			if x.Local != nil {
-				status = x.Local.Status
+				status, body = x.Local.Status, x.Local.Body
 			}
 			if status != r.Status {
-				body := s.client.Body
-				if x.Local != nil {
-					body = x.Local.Body
-				}
 				t.Fatalf("%s: status %d, want %d: %.200s", r.X.Name, status, r.Status, body)
+			}
+			if round == 0 {
+				t.Logf("%s: %d bytes to the client", r.X.Name, len(body))
 			}
 		}
 	}
@@ -184,13 +183,30 @@ func worstCaseBurst() []benchdata.Mixed {
 		content + `"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
 	okAnswer := []byte(`{"id":"a","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"ok"}}]}`)
 	jsonHead := [][2]string{{"content-type", "application/json"}}
+	// Responses requests bridged to the chat-only provider, all instructions: the Response repeats the
+	// request's settings (instructions among them), in a JSON answer and in a stream's created, in_progress
+	// and terminal events.
+	instructions := strings.Repeat("i", worstCaseLimit-1024)
+	bridged := []byte(`{"model":"llama-3-70b","instructions":"` + instructions + `","input":"hi"}`)
+	bridgedStream := []byte(`{"model":"llama-3-70b","instructions":"` + instructions + `","input":"hi","stream":true}`)
+	okEvents := []byte("data: " + `{"id":"a","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":null}]}` +
+		"\n\ndata: " + `{"id":"a","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` +
+		"\n\ndata: [DONE]\n\n")
 	return []benchdata.Mixed{
 		{X: chat("8 MiB chat request", big, 128).AnswerWith(200, jsonHead, [][]byte{okAnswer}), Status: 200},
 		{X: chat("8 MiB of members", members.Bytes(), 128), Status: 400},
 		{X: chat("8 MiB of shared-prefix keys", prefixed.Bytes(), 128).AnswerWith(200, jsonHead, [][]byte{okAnswer}), Status: 200},
 		{X: chat("8 MiB JSON answer", small, 1).AnswerWith(200, jsonHead, benchdata.Split([]byte(bigAnswer), 64<<10)), Status: 200},
 		{X: worstCaseStream(), Status: 200},
+		{X: responses("8 MiB bridged Responses request", bridged, 128).AnswerWith(200, jsonHead, [][]byte{okAnswer}), Status: 200},
+		{X: responses("8 MiB bridged Responses stream", bridgedStream, 128).AnswerWith(200,
+			[][2]string{{"content-type", "text/event-stream"}}, [][]byte{okEvents}), Status: 200},
 	}
+}
+
+// responses is an OpenAI client's Responses request named name, its body cut into bodyChunks chunks.
+func responses(name string, body []byte, bodyChunks int) *benchdata.Exchange {
+	return benchdata.NewExchange(name, "POST", "/v1/responses", benchdata.ClientHeaders(), body, bodyChunks)
 }
 
 // chat is an OpenAI client's chat request named name, its body cut into bodyChunks chunks.

@@ -380,6 +380,10 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	if len(h.dropped) > 0 {
 		edits.set("x-aidialect-dropped-params", droppedParamsHeader(h.dropped, h.droppedMore))
 	}
+	if omitted := h.exchange.Bridge.EchoOmitted(); len(omitted) > 0 && h.status >= 200 && h.status < 300 {
+		// The bridged Response leaves out of its echo the request values past its budget: said, not silent.
+		edits.set("x-aidialect-echo-omitted", droppedParamsHeader(omitted, 0))
+	}
 	if endOfStream {
 		h.writeResponseHeaders(edits.list())
 		return h.bodylessAnswer(contentType)

@@ -21,11 +21,11 @@ func (b *Bridge) footprint() int {
 	if b == nil {
 		return 0
 	}
-	n := cap(b.hub) + cap(b.answer) + cap(b.echo.buf) + (cap(b.echo.leftOut)+cap(b.dropped))*int(unsafe.Sizeof("")) +
+	n := cap(b.hub) + cap(b.answer) + cap(b.echo.buf) + (cap(b.echo.leftOut)+cap(b.echo.omitted)+cap(b.dropped))*int(unsafe.Sizeof("")) +
 		b.chat.Footprint() + b.events.framer.Footprint() + cap(b.events.finish) + cap(b.events.createdAt) +
 		cap(b.events.model) + cap(b.events.tier) + cap(b.events.failure) + cap(b.events.toolItems)*4 +
 		(cap(b.events.top)+cap(b.events.choice)+cap(b.events.delta)+cap(b.events.call))*int(unsafe.Sizeof(jsonscan.Member{})) +
-		cap(b.events.items)*int(unsafe.Sizeof(bridgedItem{}))
+		cap(b.events.items)*int(unsafe.Sizeof(bridgedItem{})) + b.callIDs.footprint() + b.events.callIDs.footprint()
 	for _, it := range b.events.items[:cap(b.events.items)] {
 		n += cap(it.text) + cap(it.refusal) + cap(it.callID) + cap(it.name) + cap(it.arguments)
 	}

@@ -32,6 +32,8 @@ type Bridge struct {
 	// answer holds the chat answer, edited for the client's dialect, before it becomes a Response.
 	answer []byte
 	events responsesEvents
+	// callIDs tells a JSON answer's tool-call ids apart (the stream converter has its own).
+	callIDs callIDSet
 	// dropped is UpstreamBody.Dropped of a bridged request: the fields the bridge and the chat rules left out.
 	dropped []string
 }
@@ -47,12 +49,24 @@ type responsesEcho struct {
 
 	// leftOut lists the fields sent that the target's chat API lacks, which the bridge left out.
 	leftOut []string
+	// omitted lists the fields sent whose values did not fit in maxEchoBytes: the Response states the API's
+	// value for an absent member instead.
+	omitted []string
 
 	// stream: the client asked for a stream.
 	stream bool
 	// storeAsked: the client sent store: true or no store (whose default is true). A chat-only provider
 	// stores nothing, so the Response says store: false whatever was asked.
 	storeAsked bool
+}
+
+// EchoOmitted lists the request fields whose values the bridged Response does not repeat, for they did not
+// fit in the 256 KiB it repeats (the answer's x-aidialect-echo-omitted header); nil for none.
+func (b *Bridge) EchoOmitted() []string {
+	if b == nil || len(b.echo.omitted) == 0 {
+		return nil
+	}
+	return b.echo.omitted
 }
 
 // bridgeOptions are what a chat-only target takes of the fields a Responses request maps to; each dialect's
@@ -170,7 +184,7 @@ func answerBridged(dst []byte, x *Exchange, body []byte) ([]byte, []Header, Usag
 	if len(answer) > 0 && len(body) > 0 && &answer[0] != &body[0] {
 		b.answer = answer[:0]
 	}
-	out, err := bridgeAnswer(dst[:0], answer, &b.echo)
+	out, err := bridgeAnswer(dst[:0], answer, &b.echo, &b.callIDs)
 	if err != nil {
 		return failedAnswer(dst, body, &b.echo, err), headers, usage, err
 	}

@@ -544,8 +544,9 @@ var (
 
 // bridgeAnswer turns a successful chat.completion answer (OpenAI's shape, already edited for the client's
 // dialect; choice 0 is the answer) into a Response object, written into dst[:0]. An answer that is not one
-// JSON object is an error: the caller forwards it as it came, and counts it.
-func bridgeAnswer(dst, chat []byte, echo *responsesEcho) ([]byte, error) {
+// JSON object is an error: the caller forwards it as it came, and counts it. ids tells the tool calls' ids
+// apart (the Bridge's, kept for reuse; nil: one for this call).
+func bridgeAnswer(dst, chat []byte, echo *responsesEcho, ids *callIDSet) ([]byte, error) {
 	// Valid, then Skim: Members would validate and locate in one pass, but its table escapes to the heap,
 	// and this function has no buffer of its own to keep one in; Skim's stays on the stack.
 	if !jsonscan.Valid(chat) {
@@ -630,8 +631,15 @@ func bridgeAnswer(dst, chat []byte, echo *responsesEcho) ([]byte, error) {
 		w.writeOutputItem(&it, r.hash, messageStatus, false)
 		items++
 	}
-	if calls && !w.writeFunctionCalls(toolCalls, r.hash, items > 0) {
-		return nil, errChatAnswerTooManyCalls
+	if calls {
+		if ids == nil {
+			ids = new(callIDSet)
+		}
+		ok := w.writeFunctionCalls(toolCalls, r.hash, items > 0, ids)
+		ids.reset() // its views of chat must not outlive this call
+		if !ok {
+			return nil, errChatAnswerTooManyCalls
+		}
 	}
 	w.writeResponseTail(&r, echo)
 	w.writeFramed(`,"output_text":"`, text, partEnd)
@@ -640,9 +648,8 @@ func bridgeAnswer(dst, chat []byte, echo *responsesEcho) ([]byte, error) {
 
 // writeFunctionCalls writes one function_call item per chat tool call, in order; false past
 // maxBridgedItems calls.
-func (w *bridgeWriter) writeFunctionCalls(toolCalls []byte, h uint64, comma bool) bool {
-	var seenSpace [8][]byte
-	seen := seenSpace[:0] // the call ids so far: a repeated one is replaced by a generated one
+func (w *bridgeWriter) writeFunctionCalls(toolCalls []byte, h uint64, comma bool, ids *callIDSet) bool {
+	ids.reset() // the call ids so far: a repeated one is replaced by a generated one
 	var inner [8]jsonscan.Member
 	ordinal := 0
 	for call, pos := nextElement(toolCalls, 0); call != nil; call, pos = nextElement(toolCalls, pos) {
@@ -651,7 +658,7 @@ func (w *bridgeWriter) writeFunctionCalls(toolCalls []byte, h uint64, comma bool
 		}
 		if ordinal == maxBridgedItems {
 			// As in a stream: each call becomes an item of ~150 bytes, so an upstream's "[{},{},...]" would
-			// otherwise grow the answer 50-fold (and the repeated-id check with it, quadratically).
+			// otherwise grow the answer 50-fold.
 			return false
 		}
 		var fields [3][]byte
@@ -661,9 +668,8 @@ func (w *bridgeWriter) writeFunctionCalls(toolCalls []byte, h uint64, comma bool
 			lookupMembers(fields[1], inner[:0], chatFuncKeys, fn[:])
 		}
 		it := bridgedItem{kind: functionCallItem, ordinal: ordinal}
-		if id, ok := jsonStringContents(fields[0]); ok && len(id) > 0 && !containsID(seen, id) {
+		if id, ok := jsonStringContents(fields[0]); ok && len(id) > 0 && ids.add(id) {
 			it.callID = id
-			seen = append(seen, id)
 		}
 		it.name, _ = jsonStringContents(fn[0])
 		it.arguments, _ = jsonStringContents(fn[1])
@@ -675,14 +681,4 @@ func (w *bridgeWriter) writeFunctionCalls(toolCalls []byte, h uint64, comma bool
 		ordinal++
 	}
 	return true
-}
-
-// containsID reports whether list holds b.
-func containsID(list [][]byte, b []byte) bool {
-	for _, x := range list {
-		if bytes.Equal(x, b) {
-			return true
-		}
-	}
-	return false
 }

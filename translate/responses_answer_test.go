@@ -47,7 +47,7 @@ const bridgeAnswerGolden = `{"id":"resp_%[1]s","object":"response","created_at":
 func TestBridgeAnswerTextGolden(t *testing.T) {
 	chat := bridgeChatAnswer(`"message":{"role":"assistant","content":"Hello! How can I help?\n","refusal":null,`+
 		`"annotations":[]},"finish_reason":"stop"`, "")
-	got, err := bridgeAnswer(make([]byte, 0, 8), []byte(chat), &responsesEcho{})
+	got, err := bridgeAnswer(make([]byte, 0, 8), []byte(chat), &responsesEcho{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestBridgeAnswerConversions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := bridgeAnswer(nil, []byte(tc.chat), nil)
+			got, err := bridgeAnswer(nil, []byte(tc.chat), nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +242,7 @@ func TestBridgeAnswerEcho(t *testing.T) {
 		parallelToolCalls: []byte("null"),
 	}
 	chat := `{"id":"x","created":5,"model":"","choices":[{"message":{"content":"Bonjour"},"finish_reason":"stop"}]}`
-	got, err := bridgeAnswer(nil, []byte(chat), echo)
+	got, err := bridgeAnswer(nil, []byte(chat), echo, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestBridgeAnswerEcho(t *testing.T) {
 
 func TestBridgeAnswerRejectsNonObjects(t *testing.T) {
 	for _, body := range []string{``, `[]`, `{"id":"x"`, `{"id":"x"} trailing`, `"text"`, `{"id":"x",}`} {
-		if out, err := bridgeAnswer(nil, []byte(body), nil); err == nil {
+		if out, err := bridgeAnswer(nil, []byte(body), nil, nil); err == nil {
 			t.Errorf("%q: no error, got %s", body, out)
 		}
 	}
@@ -281,7 +281,7 @@ func TestBridgeIDsAgree(t *testing.T) {
 	chat := `{"id":"chatcmpl-bridge","created":1741569952,"model":"gpt-4o-2024-08-06","choices":[{"message":` +
 		`{"content":"Hi","tool_calls":[{"id":"call_w","type":"function","function":{"name":"w","arguments":"{}"}}]},` +
 		`"finish_reason":"tool_calls"}]}`
-	answer, err := bridgeAnswer(nil, []byte(chat), nil)
+	answer, err := bridgeAnswer(nil, []byte(chat), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestBridgeIDsAgree(t *testing.T) {
 			t.Errorf("%s: answer %s, stream %s", path, a, s)
 		}
 	}
-	other, _ := bridgeAnswer(nil, []byte(strings.Replace(chat, "chatcmpl-bridge", "chatcmpl-other", 1)), nil)
+	other, _ := bridgeAnswer(nil, []byte(strings.Replace(chat, "chatcmpl-bridge", "chatcmpl-other", 1)), nil, nil)
 	if gjson.GetBytes(other, "id").Str == gjson.GetBytes(answer, "id").Str {
 		t.Error("two chat completions got the same Response id")
 	}
@@ -310,7 +310,7 @@ func BenchmarkBridgeAnswer(b *testing.B) {
 	b.SetBytes(int64(len(chat)))
 	b.ReportAllocs()
 	for b.Loop() {
-		out, _ = bridgeAnswer(out[:0], chat, echo)
+		out, _ = bridgeAnswer(out[:0], chat, echo, nil)
 	}
 }
 
@@ -320,7 +320,7 @@ func FuzzBridgeAnswer(f *testing.F) {
 		`"refusal":"b","tool_calls":[{"id":"c","function":{"name":"f","arguments":"{}"}},{}]},"finish_reason":"length"`, "")))
 	f.Add([]byte(`{"choices":[{"message":{"content":[{"text":"x"},1,{"text":2}]}}],"usage":{"prompt_tokens":"1"}}`))
 	f.Fuzz(func(t *testing.T, chat []byte) {
-		out, err := bridgeAnswer(nil, chat, nil)
+		out, err := bridgeAnswer(nil, chat, nil, nil)
 		if err != nil {
 			return
 		}

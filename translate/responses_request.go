@@ -294,7 +294,7 @@ func bridgeRequest(dst, src []byte, opts *bridgeOptions, echo *responsesEcho) ([
 // they were written (for RequestBody.parseWritten); nil: they are not recorded.
 func bridgeLocated(dst, src []byte, located, written []jsonscan.Member, opts *bridgeOptions,
 	echo *responsesEcho) (chat []byte, members []jsonscan.Member, e *Error) {
-	*echo = responsesEcho{buf: echo.buf[:0], leftOut: echo.leftOut[:0], storeAsked: true}
+	*echo = responsesEcho{buf: echo.buf[:0], leftOut: echo.leftOut[:0], omitted: echo.omitted[:0], storeAsked: true}
 	var values [len(responsesFields)][]byte
 	b := requestBridge{opts: opts, leftOut: &echo.leftOut, located: located, written: written[:0]}
 	present, e := b.locate(src, &values)
@@ -389,16 +389,29 @@ func fieldRefusal(code ErrorCode, name, before, after string) *Error {
 	return NewError(code, name, before+quoteForMessage(name)+after)
 }
 
+// maxEchoBytes bounds the request values a bridged Response repeats, all members together. The Responses
+// API repeats instructions, tools and the other settings in every Response object, and a bridged stream in
+// three events (response.created, response.in_progress and the terminal one): kept in full whatever their
+// size, 8 MiB of instructions held 8 MiB more per request and became 25 MB of stream. 256 KiB holds the
+// instructions and tool lists of Codex and the agent SDKs (tens of KiB) many times over.
+const maxEchoBytes = 256 << 10
+
 // fillEcho copies the echoed values (of the rows present) into echo.buf, sized once so the views into it
-// stay valid, and sets echo's flags.
+// stay valid, and sets echo's flags. Values are kept whole in the table's order while they fit in
+// maxEchoBytes together; one that does not is left out (the Response then states the API's value for an
+// absent member) and named in echo.omitted, which the answer's x-aidialect-echo-omitted header lists.
 func fillEcho(echo *responsesEcho, values *[len(responsesFields)][]byte, present uint64) {
 	need := 0
+	kept := present
 	for rows := present; rows != 0; rows &= rows - 1 {
 		row := bits.TrailingZeros64(rows)
 		raw := values[row]
 		switch f := &responsesFields[row]; {
-		case f.echo != echoNothing:
+		case f.echo != echoNothing && need+len(raw) <= maxEchoBytes:
 			need += len(raw)
+		case f.echo != echoNothing:
+			kept &^= 1 << row
+			echo.omitted = append(echo.omitted, f.name)
 		case f.handling == writeStream:
 			echo.stream = string(raw) == "true"
 		case f.handling == readStore:
@@ -410,7 +423,7 @@ func fillEcho(echo *responsesEcho, values *[len(responsesFields)][]byte, present
 	if cap(buf) < need {
 		buf = make([]byte, 0, need)
 	}
-	for rows := present; rows != 0; rows &= rows - 1 {
+	for rows := kept; rows != 0; rows &= rows - 1 {
 		row := bits.TrailingZeros64(rows)
 		if slot := responsesFields[row].echo; slot != echoNothing {
 			raw := values[row]

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/tidwall/gjson"
 )
 
 // What the chat-only targets take of a bridged request: Azure AI (max_tokens, nothing of OpenAI's own),
@@ -950,5 +951,61 @@ func TestEchoSlots(t *testing.T) {
 	if echo.slot(echoModel) != &echo.model || echo.slot(echoMaxToolCalls) != &echo.maxToolCalls ||
 		echo.slot(echoServiceTier) != &echo.serviceTier || echo.slot(echoNothing) != nil {
 		t.Error("slots and members disagree")
+	}
+}
+
+// TestBridgeEchoBudget: the values a bridged Response repeats are kept whole while they fit in
+// maxEchoBytes together, in the table's order; one that does not is left out (the Response states the API's
+// value for an absent member) and named in EchoOmitted. A Response, and each of a stream's response.created,
+// .in_progress and terminal events, then repeats at most maxEchoBytes of the request, whatever its size.
+func TestBridgeEchoBudget(t *testing.T) {
+	huge := `"` + strings.Repeat("i", maxEchoBytes) + `"`
+	fits := `"` + strings.Repeat("i", maxEchoBytes-1024) + `"`
+	tools := `[{"type":"function","name":"f","parameters":{"type":"object","description":"` + strings.Repeat("d", 2048) + `"}}]`
+	for _, tc := range []struct {
+		name         string
+		instructions string
+		omitted      []string
+		// echoed: the Response's instructions and tools.
+		wantInstructions, wantTools string
+	}{
+		{"small values are all kept", `"Be terse."`, nil, `"Be terse."`, tools},
+		{"instructions past the budget are left out, tools kept", huge, []string{"instructions"}, "null", tools},
+		{"instructions fill the budget, tools past it are left out", fits, []string{"tools"}, fits, "[]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `{"model":"m","instructions":` + tc.instructions + `,"input":"hi","tools":` + tools + `,"temperature":0.5}`
+			b := &Bridge{}
+			if _, e := bridgeRequest(nil, []byte(src), &azureAILike, &b.echo); e != nil {
+				t.Fatal(e)
+			}
+			if got := b.EchoOmitted(); !reflect.DeepEqual(got, tc.omitted) {
+				t.Fatalf("EchoOmitted() = %q, want %q", got, tc.omitted)
+			}
+			if len(b.echo.buf) > maxEchoBytes {
+				t.Errorf("the echo holds %d bytes, over %d", len(b.echo.buf), maxEchoBytes)
+			}
+			answer, err := bridgeAnswer(nil, []byte(bridgeChatAnswer(`"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"`, "")), &b.echo, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for path, want := range map[string]string{"instructions": tc.wantInstructions, "tools": tc.wantTools, "temperature": "0.5"} {
+				if got := gjson.GetBytes(answer, path).Raw; got != want {
+					t.Errorf("%s = %.60s, want %.60s", path, got, want)
+				}
+			}
+			if len(answer) > maxEchoBytes+4096 {
+				t.Errorf("a Response of %d bytes for a 2-byte answer, over the echo budget %d + 4096", len(answer), maxEchoBytes)
+			}
+			stream := runBridgeStream(t, &b.echo, bridgeChatEvents(bridgeChatRole, bridgeChatDelta(`{"content":"ok"}`),
+				bridgeChatFinish("stop"), "[DONE]"), 0)
+			rp := replayResponsesStream(t, stream)
+			if got := gjson.Get(rp.data[len(rp.data)-1], "response.instructions").Raw; got != tc.wantInstructions {
+				t.Errorf("the terminal event's instructions = %.60s, want %.60s", got, tc.wantInstructions)
+			}
+			if len(stream) > 3*maxEchoBytes+8192 {
+				t.Errorf("a stream of %d bytes for a 2-byte answer, over 3 x the echo budget %d + 8192", len(stream), maxEchoBytes)
+			}
+		})
 	}
 }

@@ -105,6 +105,8 @@ type responsesEvents struct {
 	// reasoning is the open reasoning item's position, message the message's, lastCall the latest call's; -1
 	// when there is none.
 	reasoning, message, lastCall int
+	// callIDs are the call ids the function call items have so far.
+	callIDs callIDSet
 	// kindCount counts the items of each kind, for their ordinals.
 	kindCount [3]int
 	// held is the bytes of text and arguments kept for the .done events and the terminal event.
@@ -132,6 +134,7 @@ func (r *responsesEvents) reset(echo *responsesEcho, maxEventBytes int) {
 	clear(r.toolItems)
 	r.toolItems = r.toolItems[:0]
 	r.reasoning, r.message, r.lastCall = -1, -1, -1
+	r.callIDs.reset()
 	r.kindCount = [3]int{}
 	r.held = 0
 }
@@ -428,7 +431,9 @@ func (r *responsesEvents) addItem(kind bridgedItemKind) int {
 		return -1
 	}
 	if kind != reasoningItem && r.reasoning >= 0 {
-		// Reasoning comes before what it led to: its item closes before the next opens.
+		// Reasoning comes before what it led to: its item closes before the next opens, repeating its text
+		// three times.
+		r.reserve(3*len(r.items[r.reasoning].text) + endItemBytes)
 		r.closeItem(r.reasoning, responseStatusCompleted)
 	}
 	i := len(r.items)
@@ -499,8 +504,9 @@ func (r *responsesEvents) messageDelta(literal []byte, refusal bool) {
 	}
 }
 
-// toolCallDelta converts one tool_calls fragment: a new index opens a function_call item (its id and name
-// come with the first fragment), and arguments become arguments deltas.
+// toolCallDelta converts one tool_calls fragment: a new index opens a function_call item with its first
+// fragment that carries an id, a name or arguments (its id and name come with it, or the name later), and
+// arguments become arguments deltas.
 func (r *responsesEvents) toolCallDelta(call []byte) {
 	var f [3][]byte
 	var fn [2][]byte
@@ -526,6 +532,12 @@ func (r *responsesEvents) toolCallDelta(call []byte) {
 		i = r.lastCall
 	}
 	if i < 0 {
+		if len(id) == 0 && len(name) == 0 && len(arguments) == 0 {
+			// Nothing a client can use: the item opens with the first fragment that has something. An
+			// upstream's 1,024 bare {"index":N} would otherwise become 1,024 output_item.added events of
+			// 250 bytes each from 12 bytes each, and fill the item cap with empty calls.
+			return
+		}
 		if !r.hold(len(id) + len(name)) {
 			return
 		}
@@ -533,9 +545,13 @@ func (r *responsesEvents) toolCallDelta(call []byte) {
 			return
 		}
 		it := &r.items[i]
-		if len(id) > 0 && !r.callIDUsed(id) {
-			// A repeated or missing id gets a generated one: clients tell calls apart by call_id.
+		if len(id) > 0 {
+			// A repeated or missing id gets a generated one: clients tell calls apart by call_id. The set
+			// keeps a view of the item's copy, which stays unchanged until the next stream.
 			it.callID = append(it.callID, id...)
+			if !r.callIDs.add(it.callID) {
+				it.callID = it.callID[:0]
+			}
 		}
 		it.name = append(it.name, name...)
 		if hasIndex {
@@ -580,16 +596,6 @@ func toolCallIndex(v []byte) (index int, present bool) {
 	return n, true
 }
 
-// callIDUsed reports whether an earlier function call has this call_id.
-func (r *responsesEvents) callIDUsed(id []byte) bool {
-	for i := range r.items {
-		if it := &r.items[i]; it.kind == functionCallItem && bytes.Equal(it.callID, id) {
-			return true
-		}
-	}
-	return false
-}
-
 // closeItem writes the .done events of open item i: its text, part (or arguments) and the full item.
 func (r *responsesEvents) closeItem(i int, status string) {
 	it := &r.items[i]
@@ -628,6 +634,9 @@ func (r *responsesEvents) finalize() {
 		return
 	}
 	r.start(nil, nil, nil, nil)
+	// Every open item's .done events repeat its contents three times (text.done, part.done, item.done, or
+	// arguments.done and item.done), and the terminal event once more.
+	r.reserve(4*r.held + (len(r.items)+1)*endItemBytes + r.echoBytes() + 4096)
 	r.resp.status, r.resp.incompleteReason = finishStatus(r.finish)
 	if len(r.items) == 0 {
 		// An answer with nothing in it still gets its (empty) message, as a JSON answer does.
@@ -650,6 +659,31 @@ func (r *responsesEvents) finalize() {
 		typ = responsesEventIncomplete
 	}
 	r.terminal(typ)
+}
+
+// endItemBytes bounds what closing an item (its .done events) and repeating it in the terminal event write
+// besides its contents: ids, statuses, indexes, the events' own members.
+const endItemBytes = 1024
+
+// reserve makes room for n more bytes of output in one allocation. The end of a stream repeats up to four
+// times the 4 MiB held over the stream: grown by append (in steps of a quarter past a few hundred KiB),
+// the output would leave several times its size in garbage before the collector runs, in a linear memory
+// that never shrinks.
+func (r *responsesEvents) reserve(n int) {
+	if cap(r.w.out)-len(r.w.out) >= n {
+		return
+	}
+	out := make([]byte, len(r.w.out), len(r.w.out)+n)
+	copy(out, r.w.out)
+	r.w.out = out
+}
+
+// echoBytes is the bytes of request values the Response repeats (at most maxEchoBytes).
+func (r *responsesEvents) echoBytes() int {
+	if r.echo == nil {
+		return 0
+	}
+	return len(r.echo.buf)
 }
 
 // itemStatus is the status of item i as its Response ends: a message is as complete as the Response; a
@@ -690,6 +724,7 @@ func (r *responsesEvents) failWithLiteral(message []byte) {
 // (zeros when the upstream gave none).
 func (r *responsesEvents) terminal(typ string) {
 	r.ended = true
+	r.reserve(r.held + len(r.items)*endItemBytes + r.echoBytes() + 4096)
 	r.resp.usage = &r.usage
 	r.responseEvent(typ)
 }
