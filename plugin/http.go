@@ -172,6 +172,9 @@ func (h *httpContext) chooseRoute(model string) (translate.UpstreamHead, *transl
 	}
 	h.route, h.routed = route, true
 	h.target = route.target(model)
+	if h.consumer != nil {
+		h.target.Binding = translate.ResponseBinding{Key: route.provider.bindingKey, Consumer: h.consumer.name}
+	}
 	return h.route.renderHead(&h.req, &h.target)
 }
 
@@ -263,6 +266,7 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	h.exchange = translate.Exchange{
 		Client: h.req.Dialect, Provider: h.target.Dialect, Op: h.req.Op, Onchain: h.cfg.onchain,
 		IncludeUsage: body.IncludeUsage, StripUsageChunk: out.ForcedUsage, Tools: body.HasTools(), Bridge: out.Bridge,
+		Binding: h.target.Binding,
 	}
 	if !h.headersSent {
 		h.applyRequestHeaders(head, len(out.Body))

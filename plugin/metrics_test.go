@@ -39,7 +39,8 @@ var (
 		"upstream_stream_cut", "model_not_found", "model_not_allowed", "unauthorized", "invalid_api_version",
 		"invalid_deployment", "invalid_json", "invalid_parameter", "extra_parameters_not_allowed", "body_too_large",
 		"unsupported_operation", "unsupported_content_encoding", "unknown_path", "method_not_allowed", "internal_error",
-		"upstream_redirect", "body_never_arrived", "unsupported_parameter"}
+		"upstream_redirect", "body_never_arrived", "unsupported_parameter",
+		"previous_response_not_found"}
 )
 
 func requestMetric(dialect, provider, class string) string {
@@ -84,7 +85,7 @@ func (v *recordingVM) NewPluginContext(uint32) types.PluginContext {
 // the first request; natively, the names defined are exactly those, each once, and every one is kept.
 func TestMetricsDefinedAtStart(t *testing.T) {
 	want := expectedMetricNames()
-	if n := len(want); n != 4*3*5+2*4+22 {
+	if n := len(want); n != 4*3*5+2*4+23 {
 		t.Fatalf("the test lists %d names", n)
 	}
 	for _, md := range modes {
