@@ -66,7 +66,7 @@ func TestResponsesBoundToConsumers(t *testing.T) {
 					t.Fatalf("first turn: %d %s: %s", st, code, msg)
 				}
 				if !boundTag.MatchString(first.ID) || !strings.HasPrefix(first.ID, "resp_") {
-					t.Fatalf("team-a got the id %q, not bound to it", first.ID)
+					t.Errorf("team-a got the id %q, not bound to it", first.ID) // and team-b's attempts below show why it matters
 				}
 				providerID := boundTag.ReplaceAllString(first.ID, "")
 
