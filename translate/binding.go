@@ -25,6 +25,7 @@ package translate
 // start again without previous_response_id.
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/binary"
 	"unsafe"
@@ -59,6 +60,24 @@ type ResponseBinding struct {
 }
 
 func (b *ResponseBinding) active() bool { return b.Key != nil }
+
+// tagCache remembers the last tag made, for a stream: its lifecycle events name the same response.
+type tagCache struct {
+	id    []byte
+	tag   [bindingTagLen]byte
+	valid bool
+}
+
+// cachedTag is tag, from the cache when it holds id (nil: no cache).
+func (b *ResponseBinding) cachedTag(id []byte, cache *tagCache) [bindingTagLen]byte {
+	if cache == nil {
+		return b.tag(id)
+	}
+	if !cache.valid || !bytes.Equal(cache.id, id) {
+		cache.id, cache.tag, cache.valid = append(cache.id[:0], id...), b.tag(id), true
+	}
+	return cache.tag
+}
 
 // tag is the tag of the provider's id for this consumer.
 func (b *ResponseBinding) tag(id []byte) (tag [bindingTagLen]byte) {
@@ -264,12 +283,12 @@ func (x *Exchange) bindsAnswer() bool {
 }
 
 // appendBoundObject appends obj, a JSON object, with the string values of its id and previous_response_id
-// members bound; changed is false (and nothing appended) when it has neither. members is a buffer.
-func (b *ResponseBinding) appendBoundObject(w, obj []byte, members *[]jsonscan.Member) (_ []byte, changed bool) {
-	list, err := jsonscan.Skim(obj, (*members)[:0], maxTopLevelMembers)
-	*members = list
+// members bound; changed is false (and nothing appended) when it has neither. members is a buffer, returned
+// grown.
+func (b *ResponseBinding) appendBoundObject(w, obj []byte, members []jsonscan.Member, cache *tagCache) (_ []byte, _ []jsonscan.Member, changed bool) {
+	list, err := jsonscan.Skim(obj, members[:0], maxTopLevelMembers)
 	if err != nil {
-		return w, false // not an object the client could read either: forwarded as it came
+		return w, list, false // not an object the client could read either: forwarded as it came
 	}
 	copied := 0
 	for _, m := range list {
@@ -280,16 +299,16 @@ func (b *ResponseBinding) appendBoundObject(w, obj []byte, members *[]jsonscan.M
 		if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 			continue
 		}
-		tag := b.tag(boundIDBytes(v))
+		tag := b.cachedTag(boundIDBytes(v), cache)
 		w = append(w, obj[copied:m.ValEnd-1]...)
 		w = append(w, '_')
 		w = append(w, tag[:]...)
 		copied, changed = m.ValEnd-1, true
 	}
 	if !changed {
-		return w, false
+		return w, list, false
 	}
-	return append(w, obj[copied:]...), true
+	return append(w, obj[copied:]...), list, true
 }
 
 // isBoundKey reports whether the member is an id or previous_response_id.
@@ -317,26 +336,25 @@ func boundIDBytes(literal []byte) []byte {
 // into dst unless body is there already.
 func (x *Exchange) bindAnswer(dst, body []byte) []byte {
 	var stack [32]jsonscan.Member
-	members := stack[:0]
 	w := dst[:0]
 	if len(body) > 0 && cap(dst) > 0 && &body[0] == &dst[:1][0] {
 		w = nil // the answer was edited into dst: the bound copy needs its own buffer
 	}
-	if out, changed := x.Binding.appendBoundObject(w, body, &members); changed {
+	if out, _, changed := x.Binding.appendBoundObject(w, body, stack[:0], nil); changed {
 		return out
 	}
 	return body
 }
 
 // lifecycleEvents are the names of a native Responses stream's events that carry the response object.
-var lifecycleEvents = [...]string{"response.created", "response.in_progress", "response.queued",
-	"response.completed", "response.incomplete", "response.failed"}
+var lifecycleEvents = [...]string{"created", "in_progress", "queued", "completed", "incomplete", "failed"} // after "response."
 
 // maxLifecycleLine is the longest first line of a lifecycle event, "event: response.in_progress\r\n".
 const maxLifecycleLine = len("event: response.in_progress\r\n")
 
 // isLifecycleEvent reports whether an event (or its first bytes, at least maxLifecycleLine of them when the
-// event is longer) starts with the event line of one that carries the response object.
+// event is longer) starts with the event line of one that carries the response object. The name's first
+// letter picks the candidates: the deltas, nearly every event, are told apart by it alone.
 func isLifecycleEvent(start []byte) bool {
 	const field, prefix = "event:", "response."
 	if len(start) < len(field) || string(start[:len(field)]) != field {
@@ -346,11 +364,18 @@ func isLifecycleEvent(start []byte) bool {
 	if len(name) > 0 && name[0] == ' ' {
 		name = name[1:]
 	}
-	if len(name) < len(prefix) || string(name[:len(prefix)]) != prefix {
+	if len(name) <= len(prefix) || string(name[:len(prefix)]) != prefix {
+		return false
+	}
+	name = name[len(prefix):]
+	switch name[0] {
+	case 'c', 'i', 'q', 'f':
+	default:
 		return false
 	}
 	for _, event := range lifecycleEvents {
-		if len(name) > len(event) && string(name[:len(event)]) == event && (name[len(event)] == '\n' || name[len(event)] == '\r') {
+		if len(name) > len(event) && event[0] == name[0] && string(name[:len(event)]) == event &&
+			(name[len(event)] == '\n' || name[len(event)] == '\r') {
 			return true
 		}
 	}
@@ -361,9 +386,12 @@ func isLifecycleEvent(start []byte) bool {
 // has none or several (data split over lines is left as it came).
 func dataLine(raw []byte) (start, end int, ok bool) {
 	for i := 0; i < len(raw); {
-		e := i
-		for e < len(raw) && raw[e] != '\n' && raw[e] != '\r' {
-			e++
+		e := len(raw)
+		if k := bytes.IndexByte(raw[i:], '\n'); k >= 0 {
+			e = i + k
+		}
+		if k := bytes.IndexByte(raw[i:e], '\r'); k >= 0 {
+			e = i + k
 		}
 		if e-i >= len("data:") && string(raw[i:i+len("data:")]) == "data:" {
 			if ok {
@@ -387,17 +415,16 @@ func dataLine(raw []byte) (start, end int, ok bool) {
 
 // appendBoundEvent appends a lifecycle event (raw, whole) with the ids of its response object bound, and
 // reports whether it changed: an event whose data is not one line holding an object with a response object
-// is not.
-func (b *ResponseBinding) appendBoundEvent(w, raw []byte, members *[]jsonscan.Member) ([]byte, bool) {
+// is not. members is a buffer, returned grown.
+func (b *ResponseBinding) appendBoundEvent(w, raw []byte, members []jsonscan.Member, cache *tagCache) ([]byte, []jsonscan.Member, bool) {
 	start, end, ok := dataLine(raw)
 	if !ok {
-		return w, false
+		return w, members, false
 	}
 	data := raw[start:end]
-	top, err := jsonscan.Skim(data, (*members)[:0], maxTopLevelMembers)
-	*members = top
+	top, err := jsonscan.Skim(data, members[:0], maxTopLevelMembers)
 	if err != nil {
-		return w, false
+		return w, top, false
 	}
 	for _, m := range top {
 		if m.KeyEscaped || string(m.Key(data)) != "response" || data[m.ValStart] != '{' {
@@ -408,10 +435,10 @@ func (b *ResponseBinding) appendBoundEvent(w, raw []byte, members *[]jsonscan.Me
 		mark := len(w)
 		w = append(w, raw[:valStart]...)
 		var changed bool
-		if w, changed = b.appendBoundObject(w, raw[valStart:valEnd], members); !changed {
-			return w[:mark], false
+		if w, top, changed = b.appendBoundObject(w, raw[valStart:valEnd], top, cache); !changed {
+			return w[:mark], top, false
 		}
-		return append(w, raw[valEnd:]...), true
+		return append(w, raw[valEnd:]...), top, true
 	}
-	return w, false
+	return w, top, false
 }

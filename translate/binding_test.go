@@ -295,3 +295,89 @@ func TestStreamBindingKeepsUsage(t *testing.T) {
 		t.Errorf("usage %+v, truncated %v", u, s.Truncated())
 	}
 }
+
+// responsesStreamChunks is a native Responses stream of n text deltas, its lifecycle events carrying the
+// response, cut into network-sized chunks.
+func responsesStreamChunks(n int) [][]byte {
+	var b strings.Builder
+	b.WriteString("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_68af4030592c81938ec0a5fbab4a3e9f05438e46b5f69a3b\",\"object\":\"response\",\"status\":\"in_progress\",\"model\":\"gpt-4.1\",\"output\":[],\"previous_response_id\":null}}\n\n")
+	b.WriteString("event: response.in_progress\ndata: {\"type\":\"response.in_progress\",\"sequence_number\":1,\"response\":{\"id\":\"resp_68af4030592c81938ec0a5fbab4a3e9f05438e46b5f69a3b\",\"object\":\"response\",\"status\":\"in_progress\",\"model\":\"gpt-4.1\",\"output\":[],\"previous_response_id\":null}}\n\n")
+	text := strings.Repeat("word ", n)
+	for i := range n {
+		b.WriteString("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":")
+		b.WriteString(strings.Repeat("1", 1+i%3))
+		b.WriteString(",\"item_id\":\"msg_68af4031\",\"output_index\":0,\"content_index\":0,\"delta\":\"word \",\"logprobs\":[]}\n\n")
+	}
+	b.WriteString("event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":9,\"response\":{\"id\":\"resp_68af4030592c81938ec0a5fbab4a3e9f05438e46b5f69a3b\",\"object\":\"response\",\"status\":\"completed\",\"model\":\"gpt-4.1\",\"output\":[{\"id\":\"msg_68af4031\",\"type\":\"message\",\"content\":[{\"type\":\"output_text\",\"text\":\"" + text + "\"}]}],\"previous_response_id\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":2,\"total_tokens\":7}}}\n\n")
+	var chunks [][]byte
+	for rest := []byte(b.String()); len(rest) > 0; {
+		k := min(len(rest), 1400)
+		chunks = append(chunks, rest[:k])
+		rest = rest[k:]
+	}
+	return chunks
+}
+
+// BenchmarkNativeResponsesStream: a native Responses stream of 200 deltas, one tenant (every event on the
+// zero-copy path) and with consumers (the three lifecycle events rewritten with bound ids).
+func BenchmarkNativeResponsesStream(b *testing.B) {
+	chunks := responsesStreamChunks(200)
+	total := 0
+	for _, c := range chunks {
+		total += len(c)
+	}
+	for _, bench := range []struct {
+		name    string
+		binding ResponseBinding
+	}{{"one tenant", ResponseBinding{}}, {"consumers", bindingA}} {
+		b.Run(bench.name, func(b *testing.B) {
+			x := Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses, Binding: bench.binding}
+			s := NewStream(x, 0)
+			b.SetBytes(int64(total))
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Reset(x, 0)
+				for _, c := range chunks {
+					out, err := s.Write(c)
+					if err != nil {
+						b.Fatal(err)
+					}
+					sinkBytes = out
+				}
+				sinkBytes = s.Close()
+			}
+		})
+	}
+}
+
+// TestBindingAllocatesNothing: once its buffers have grown, a bound stream allocates no more than the same
+// stream for one tenant (whose end-of-stream check allocates once), nor a bound JSON answer beyond its output.
+func TestBindingAllocatesNothing(t *testing.T) {
+	chunks := responsesStreamChunks(50)
+	allocs := func(binding ResponseBinding) float64 {
+		x := Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses, Binding: binding}
+		s := NewStream(x, 0)
+		run := func() {
+			s.Reset(x, 0)
+			for _, c := range chunks {
+				if _, err := s.Write(c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Close()
+		}
+		run()
+		return testing.AllocsPerRun(20, run)
+	}
+	if bound, plain := allocs(bindingA), allocs(ResponseBinding{}); bound != plain {
+		t.Errorf("%v allocations per bound stream, %v per stream of one tenant", bound, plain)
+	}
+	body, dst := []byte(nativeResponse), make([]byte, 0, 4096)
+	answerAllocs := func(binding ResponseBinding) float64 {
+		x := Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses, Binding: binding}
+		return testing.AllocsPerRun(20, func() { Answer(dst, &x, body) })
+	}
+	if bound, plain := answerAllocs(bindingA), answerAllocs(ResponseBinding{}); bound != plain {
+		t.Errorf("%v allocations per bound answer, %v per answer to one tenant", bound, plain)
+	}
+}

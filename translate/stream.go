@@ -51,6 +51,7 @@ type Stream struct {
 	bindIDs   bool
 	lifecycle []int
 	bound     []byte
+	tags      tagCache
 	// bridge, for a Responses client answered by a chat provider, turns the chat stream (edited for the
 	// client's dialect as any chat stream) into Responses events, written to bout.
 	bridge *Bridge
@@ -76,6 +77,7 @@ func (s *Stream) Reset(x Exchange, maxEventBytes int) {
 	}
 	s.bindIDs = s.namedEvents && s.x.bindsAnswer()
 	s.lifecycle, s.bound = s.lifecycle[:0], s.bound[:0]
+	s.tags.valid = false // the consumer may be another
 	s.framer.Reset()
 	if maxEventBytes <= 0 {
 		maxEventBytes = sse.DefaultMaxEventBytes
@@ -359,7 +361,7 @@ func (s *Stream) bindLifecycle(out []byte, carried int) []byte {
 		start, end := s.lifecycle[k]+carried, s.lifecycle[k+1]+carried
 		w = append(w, out[copied:start]...)
 		var changed bool
-		if w, changed = s.x.Binding.appendBoundEvent(w, out[start:end], &s.members); !changed {
+		if w, s.members, changed = s.x.Binding.appendBoundEvent(w, out[start:end], s.members, &s.tags); !changed {
 			w = append(w, out[start:end]...)
 		}
 		copied = end
@@ -376,7 +378,8 @@ func (s *Stream) bindEvent(raw []byte) eventAction {
 	}
 	mark := len(s.out)
 	w := append(s.out, s.pending...)
-	w, changed := s.x.Binding.appendBoundEvent(w, raw, &s.members)
+	w, members, changed := s.x.Binding.appendBoundEvent(w, raw, s.members, &s.tags)
+	s.members = members
 	if !changed {
 		s.out = w[:mark]
 		return forwardEvent
