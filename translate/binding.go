@@ -296,8 +296,8 @@ func (b *ResponseBinding) appendBoundObject(w, obj []byte, members []jsonscan.Me
 			continue
 		}
 		v := m.Value(obj)
-		if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
-			continue
+		if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || m.ValEnd-1 < copied {
+			continue // not a string (or, in a broken object, a member that overlaps the last)
 		}
 		tag := b.cachedTag(boundIDBytes(v), cache)
 		w = append(w, obj[copied:m.ValEnd-1]...)
@@ -427,7 +427,7 @@ func (b *ResponseBinding) appendBoundEvent(w, raw []byte, members []jsonscan.Mem
 		return w, top, false
 	}
 	for _, m := range top {
-		if m.KeyEscaped || string(m.Key(data)) != "response" || data[m.ValStart] != '{' {
+		if m.KeyEscaped || string(m.Key(data)) != "response" || m.ValEnd <= m.ValStart || data[m.ValStart] != '{' {
 			continue
 		}
 		// The members' offsets are read before the buffer is reused for the response's own.

@@ -381,3 +381,60 @@ func TestBindingAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per bound answer, %v per answer to one tenant", bound, plain)
 	}
 }
+
+var tagSuffix = regexp.MustCompile(`_[0-9a-f]{32}"`)
+
+func stripTags(s string) string {
+	for {
+		t := tagSuffix.ReplaceAllString(s, `"`)
+		if t == s {
+			return s
+		}
+		s = t
+	}
+}
+
+// FuzzBoundStream: whatever an upstream sends on a bound native Responses stream, the translator neither
+// panics nor changes anything but the ids of lifecycle events, however the stream is cut.
+func FuzzBoundStream(f *testing.F) {
+	f.Add([]byte(nativeStream), 7)
+	f.Add([]byte(strings.ReplaceAll(nativeStream, "\n", "\r\n")), 3)
+	f.Add([]byte("event: response.created\ndata: {\"response\":{\"id\":\"x\",\"id\":\"y\"}}\n\nevent: response.completed\ndata: {\"response\":\n\n"), 1)
+	f.Add([]byte("event: response.failed\ndata: {\"response\":{\"id\":\"\\u0078\"\n\n"), 2)
+	f.Fuzz(func(t *testing.T, stream []byte, size int) {
+		if size <= 0 || size > len(stream) {
+			size = len(stream)
+		}
+		x := Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses, Binding: bindingA}
+		out := streamThrough(x, string(stream), size)
+		plain := streamThrough(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses}, string(stream), size)
+		// Binding only adds tags at the end of strings: with every such suffix taken out of both, the streams
+		// are the same.
+		if stripTags(out) != stripTags(plain) {
+			t.Fatalf("the bound stream differs in more than tags:\n%q\n%q", out, plain)
+		}
+	})
+}
+
+// FuzzBoundRender: whatever body a consumer sends, binding's checks neither panic nor let a stored-state
+// reference through unbound: a previous_response_id the provider gets was this consumer's.
+func FuzzBoundRender(f *testing.F) {
+	f.Add(`{"model":"m","input":[{"type":"item_reference","id":"x"},{"id":"y"}],"previous_response_id":"` + bindingA.bind("resp_1") + `"}`)
+	f.Add(`{"model":"m","input":[{"type":"reasoning","id":"rs","encrypted_content":null},{"ID":1}],"conversation":null}`)
+	f.Add(`{"model":"m","input":[ {"typ\u0065" : "message" , "role":"user","content":"x"} ,7,[],"s"]}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		out, e := renderBound(t, "/v1/responses", body, bindingA)
+		if e != nil {
+			return
+		}
+		if prev := gjson.GetBytes(out.Body, "previous_response_id"); prev.Type == gjson.String {
+			var parsed RequestBody
+			if parsed.Parse([]byte(body)) == nil {
+				sent := gjson.Get(body, "previous_response_id").String()
+				if id, ok := bindingA.unbind(sent); !ok || id != prev.String() {
+					t.Fatalf("the provider gets previous_response_id %q from %q", prev.String(), sent)
+				}
+			}
+		}
+	})
+}
