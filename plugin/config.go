@@ -32,6 +32,9 @@ type rawConfig struct {
 	OnchainData     string
 	UnknownPaths    string
 	Usage           string
+	// ResponseBindingKeyEnv names the variable holding the key response ids are bound to consumers with
+	// (translate/binding.go); without it, each provider's own key is used.
+	ResponseBindingKeyEnv string
 }
 
 type rawProvider struct {
@@ -113,6 +116,9 @@ type provider struct {
 	// authHeaders are translate.ProviderAuthHeaders for the provider's own key, made once (nil with
 	// passthrough, whose key is each client's).
 	authHeaders []translate.Header
+	// bindingKey binds the Responses ids this provider stores to the consumer they were handed to; nil
+	// without consumers.
+	bindingKey *translate.BindingKey
 }
 
 // modelRoute is one models entry: which provider serves the names it matches, and how.
@@ -329,6 +335,9 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 		}
 		c.consumers = append(c.consumers, cons)
 	}
+	if err := c.setBindingKeys(raw.ResponseBindingKeyEnv, getenv, env); err != nil {
+		return nil, err
+	}
 	if !isLowerName(c.routingHeader) {
 		return nil, fieldErr("routing_header", "%q is not a lower-case header name ([a-z0-9-])", c.routingHeader)
 	}
@@ -377,6 +386,46 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 	}
 	c.secrets = redact.New(keys...)
 	return c, nil
+}
+
+// minBindingKeyBytes is the shortest response_binding_key_env value taken: 32 random bytes' worth of hex.
+const minBindingKeyBytes = 32
+
+// setBindingKeys gives each provider the key its Responses ids are bound to consumers with: the operator's
+// (response_binding_key_env), else the provider's own key, which every replica already has. Without
+// consumers there is one tenant, and nothing is bound.
+func (c *config) setBindingKeys(envName string, getenv func(string) string, env envSource) error {
+	const field = "response_binding_key_env"
+	if len(c.consumers) == 0 {
+		if envName != "" {
+			return fieldErr(field, "is set, but no consumers are configured: response ids are bound to consumers only; remove it, or add consumers")
+		}
+		return nil
+	}
+	var shared *translate.BindingKey
+	if envName != "" {
+		// The value is never echoed, as with api_key_env.
+		if !isEnvName(envName) {
+			return fieldErr(field, "must be an environment variable's name, not the key: put the key in the environment and name the variable here")
+		}
+		secret := getenv(envName)
+		switch {
+		case secret == "" && env == envFromShell:
+			return fieldErr(field, "names a variable unset or empty in this shell: export it and run the check again (Envoy's VM gets it through vm_config.environment_variables)")
+		case secret == "":
+			return fieldErr(field, "names a variable that is unset or empty in the VM: add it to vm_config.environment_variables")
+		case len(secret) < minBindingKeyBytes:
+			return fieldErr(field, "names a variable whose value is shorter than %d bytes: use a random key, e.g. openssl rand -hex 32, the same on every replica", minBindingKeyBytes)
+		}
+		shared = translate.NewBindingKey(secret)
+	}
+	for _, p := range c.providers {
+		p.bindingKey = shared
+		if shared == nil {
+			p.bindingKey = translate.NewBindingKey(p.key) // consumers exclude passthrough: every provider has a key
+		}
+	}
+	return nil
 }
 
 func parseProvider(field string, rp rawProvider, getenv func(string) string, env envSource) (*provider, error) {

@@ -57,6 +57,12 @@ func TestConfigRejects(t *testing.T) {
 		{"body_wait_seconds negative", `{"providers":[` + minimalProvider + `],"body_wait_seconds":-1}`, "body_wait_seconds"},
 		{"body_wait_seconds over an hour", `{"providers":[` + minimalProvider + `],"body_wait_seconds":3601}`, "body_wait_seconds"},
 		{"nested 100,000 deep", `{"providers":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, "(root)"},
+		{"response_binding_key_env without consumers", `{"providers":[` + minimalProvider + `],"response_binding_key_env":"BINDING_KEY"}`, "response_binding_key_env"},
+		{"response_binding_key_env holding a key", `{"providers":[` + minimalProvider + `],"response_binding_key_env":"sk-proj-Abc123-pasted",` +
+			`"consumers":[{"name":"a","key_sha256":"` + strings.Repeat("ab", 32) + `"}]}`, "response_binding_key_env"},
+		{"response_binding_key_env unset", `{"providers":[` + minimalProvider + `],"response_binding_key_env":"BINDING_KEY",` +
+			`"consumers":[{"name":"a","key_sha256":"` + strings.Repeat("ab", 32) + `"}]}`, "response_binding_key_env"},
+		{"response_binding_key_env not a string", `{"providers":[` + minimalProvider + `],"response_binding_key_env":1}`, "response_binding_key_env"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,6 +79,20 @@ func TestConfigRejects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBindingKeyTooShort: a binding key shorter than 32 bytes stops the start, without being echoed.
+func TestBindingKeyTooShort(t *testing.T) {
+	config := `{"providers":[` + minimalProvider + `],"response_binding_key_env":"BINDING_KEY",` +
+		`"consumers":[{"name":"a","key_sha256":"` + strings.Repeat("ab", 32) + `"}]}`
+	_, err := parseConfig([]byte(config), func(string) string { return "short-secret-value" })
+	if err == nil || !strings.Contains(err.Error(), "response_binding_key_env") || strings.Contains(err.Error(), "short-secret-value") {
+		t.Fatalf("error %v", err)
+	}
+	c, err := parseConfig([]byte(config), func(string) string { return strings.Repeat("k", 32) })
+	if err != nil || c.providers[0].bindingKey == nil {
+		t.Fatalf("a 32-byte key: %v", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/aidialect/aidialect/internal/redact"
+	"github.com/aidialect/aidialect/internal/sha256"
 	"github.com/aidialect/aidialect/translate"
 )
 
@@ -409,7 +410,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 // never stops early; timing is not measured here.)
 func TestConsumerKeysByDigest(t *testing.T) {
 	const key = "team-key-0123456789abcdef"
-	sum := sum256([]byte(key))
+	sum := sha256.Sum256([]byte(key))
 	lower := hex.EncodeToString(sum[:])
 	cfg := withSetting(credConfig, `"consumers": [
     {"name": "decoy", "key_sha256": "`+hexSum(key[:len(key)-1]+"e")+`"},

@@ -61,6 +61,8 @@ func decodeRawConfig(root gjson.Result) (rawConfig, error) {
 			return decodeString(path, v, &c.UnknownPaths)
 		case "usage":
 			return decodeString(path, v, &c.Usage)
+		case "response_binding_key_env":
+			return decodeString(path, v, &c.ResponseBindingKeyEnv)
 		}
 		return unknownKey(path)
 	})

@@ -179,6 +179,9 @@ func (h *httpContext) chooseRoute(model string) (translate.UpstreamHead, *transl
 	// What the route decides of the exchange, for an answer that comes before the body was read (routed on
 	// the request line); finishRequest completes it from the body.
 	h.exchange = translate.Exchange{Client: h.req.Dialect, Provider: h.target.Dialect, Op: h.req.Op, Onchain: h.cfg.onchain}
+	if h.consumer != nil {
+		h.target.Binding = translate.ResponseBinding{Key: route.provider.bindingKey, Consumer: h.consumer.name}
+	}
 	return h.route.renderHead(&h.req, &h.target)
 }
 
@@ -276,6 +279,7 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	h.exchange = translate.Exchange{
 		Client: h.req.Dialect, Provider: h.target.Dialect, Op: h.req.Op, Onchain: h.cfg.onchain,
 		IncludeUsage: body.IncludeUsage, StripUsageChunk: out.ForcedUsage, Tools: body.HasTools(), Bridge: out.Bridge,
+		Binding: h.target.Binding,
 	}
 	if !h.headersSent {
 		h.applyRequestHeaders(head, len(out.Body))

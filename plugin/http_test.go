@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/aidialect/aidialect/internal/sha256"
 )
 
 const testConfig = `{
@@ -37,7 +39,7 @@ func withSetting(cfg, setting string) string {
 }
 
 func hexSum(s string) string {
-	sum := sum256([]byte(s))
+	sum := sha256.Sum256([]byte(s))
 	const digits = "0123456789abcdef"
 	out := make([]byte, 64)
 	for i, b := range sum {

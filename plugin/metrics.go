@@ -34,6 +34,7 @@ var countedCodes = []string{
 	string(translate.ErrUnsupportedOperation), string(translate.ErrUnsupportedEncoding), string(translate.ErrUnknownPath),
 	string(translate.ErrMethodNotAllowed), string(translate.ErrInternal), string(translate.ErrUpstreamRedirect),
 	string(translate.ErrBodyNeverArrived), string(translate.ErrUnsupportedParameter), string(translate.ErrUpstreamEarlyAnswer),
+	string(translate.ErrPreviousResponseNotFound),
 }
 
 var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}

@@ -39,7 +39,8 @@ var (
 		"upstream_stream_cut", "model_not_found", "model_not_allowed", "unauthorized", "invalid_api_version",
 		"invalid_deployment", "invalid_json", "invalid_parameter", "extra_parameters_not_allowed", "body_too_large",
 		"unsupported_operation", "unsupported_content_encoding", "unknown_path", "method_not_allowed", "internal_error",
-		"upstream_redirect", "body_never_arrived", "unsupported_parameter", "upstream_answered_early"}
+		"upstream_redirect", "body_never_arrived", "unsupported_parameter", "upstream_answered_early",
+		"previous_response_not_found"}
 )
 
 func requestMetric(dialect, provider, class string) string {

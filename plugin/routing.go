@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"strings"
 
+	"github.com/aidialect/aidialect/internal/sha256"
 	"github.com/aidialect/aidialect/translate"
 )
 
@@ -67,6 +68,8 @@ type targetKey struct {
 	BasePath, APIVersion, Deployment, Model, ChainID, DefaultChainID string
 	ExtraParameters                                                  translate.ExtraParameters
 	ChatOnly, ForceStreamUsage                                       bool
+	// Binding is not compared: RenderHead does not read it (it binds the body's and the answer's ids).
+	Binding translate.ResponseBinding
 }
 
 // sameString is ==, without a call for the empty strings most of the cache's inputs are.
@@ -115,7 +118,7 @@ func (c *config) authenticate(key string) *consumer {
 	if key == "" {
 		return nil
 	}
-	sum := sum256([]byte(key))
+	sum := sha256.Sum256([]byte(key))
 	var found *consumer
 	for i := range c.consumers {
 		if subtle.ConstantTimeCompare(sum[:], c.consumers[i].keySum[:]) == 1 {

@@ -23,6 +23,9 @@ const (
 	fieldMaxCompletionTokens
 	fieldEncodingFormat
 	fieldTools // tools or functions: the answer may carry tool calls
+	// fieldPreviousResponseID and fieldConversation name a Responses request's stored state (binding.go).
+	fieldPreviousResponseID
+	fieldConversation
 	fieldKindCount
 )
 
@@ -38,6 +41,8 @@ var fieldKinds = map[string]fieldKind{
 	"encoding_format":       fieldEncodingFormat,
 	"tools":                 fieldTools,
 	"functions":             fieldTools,
+	"previous_response_id":  fieldPreviousResponseID,
+	"conversation":          fieldConversation,
 }
 
 // RequestBody is a client request body that has been validated once, with its top-level members located so

@@ -27,11 +27,14 @@ const (
 	// ErrUnsupportedParameter: a field the request uses cannot be served on its route (a stateful Responses
 	// feature toward a provider that has only Chat Completions).
 	ErrUnsupportedParameter ErrorCode = "unsupported_parameter"
-	ErrUnsupportedEncoding  ErrorCode = "unsupported_content_encoding"
-	ErrUnknownPath          ErrorCode = "unknown_path"
-	ErrMethodNotAllowed     ErrorCode = "method_not_allowed"
-	ErrUpstreamStream       ErrorCode = "upstream_stream_error"
-	ErrUpstreamRedirect     ErrorCode = "upstream_redirect"
+	// ErrPreviousResponseNotFound: a previous_response_id that was not handed to the consumer sending it
+	// (binding.go); the code is OpenAI's own for an unknown id, which clients already handle.
+	ErrPreviousResponseNotFound ErrorCode = "previous_response_not_found"
+	ErrUnsupportedEncoding      ErrorCode = "unsupported_content_encoding"
+	ErrUnknownPath              ErrorCode = "unknown_path"
+	ErrMethodNotAllowed         ErrorCode = "method_not_allowed"
+	ErrUpstreamStream           ErrorCode = "upstream_stream_error"
+	ErrUpstreamRedirect         ErrorCode = "upstream_redirect"
 	// ErrUpstreamEarlyAnswer: the upstream answered with a success before the filter sent it the whole
 	// request, so the answer is to no request the client made.
 	ErrUpstreamEarlyAnswer ErrorCode = "upstream_answered_early"
@@ -51,6 +54,7 @@ var errorStatus = map[ErrorCode]int{
 	ErrBodyTooLarge:              413,
 	ErrUnsupportedOperation:      404,
 	ErrUnsupportedParameter:      400,
+	ErrPreviousResponseNotFound:  400,
 	ErrUnsupportedEncoding:       415,
 	ErrUnknownPath:               404,
 	ErrMethodNotAllowed:          405,

@@ -36,7 +36,7 @@ func (b *Bridge) footprint() int {
 // RequestBody.Footprint).
 func (s *Stream) Footprint() int {
 	return cap(s.out) + cap(s.last) + cap(s.carry) + cap(s.members)*int(unsafe.Sizeof(jsonscan.Member{})) + cap(s.kinds) +
-		len(s.toolIndex)*64 + s.framer.Footprint() + cap(s.bout)
+		len(s.toolIndex)*64 + s.framer.Footprint() + cap(s.bout) + cap(s.bound) + cap(s.lifecycle)*int(unsafe.Sizeof(0))
 }
 
 // Release drops every reference the body holds to its source, keeping its buffers for the next Parse: a body
@@ -58,4 +58,5 @@ func (s *Stream) Release() {
 	s.pending = nil
 	clear(s.toolIndex)
 	s.bridge = nil // the request body's: counted and released there
+	s.x.Binding = ResponseBinding{}
 }

@@ -35,6 +35,9 @@ type Target struct {
 	// ForceStreamUsage asks an OpenAI-family provider for stream_options.include_usage on streamed chat, so
 	// token usage can be counted even when the client did not ask (see Exchange.StripUsageChunk).
 	ForceStreamUsage bool
+	// Binding binds the Responses state a request names to its consumer (binding.go); the zero value, with
+	// no consumers configured, binds nothing.
+	Binding ResponseBinding
 }
 
 // UpstreamHead is the request line and header edits for the upstream.
@@ -152,6 +155,11 @@ func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (U
 	defer func() { body.render = renderContext{body: body} }()
 	if e := checkEncodingFormat(body, c.target); e != nil {
 		return out, e
+	}
+	if c.binds() {
+		if e := checkBoundInput(body.value(fieldInput)); e != nil {
+			return out, e
+		}
 	}
 	if e := c.target.prepareBody(c); e != nil {
 		return out, e

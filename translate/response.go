@@ -24,6 +24,8 @@ type Exchange struct {
 	// Bridge is set when a Responses client is answered by a chat provider (UpstreamBody.Bridge): answers
 	// and streams are converted into the Responses shapes.
 	Bridge *Bridge
+	// Binding is the request's Target.Binding: a native Response's ids are bound to its consumer.
+	Binding ResponseBinding
 }
 
 // AnswerHeadersFromBody reports whether a JSON answer's headers depend on its body (a provider's member
@@ -112,7 +114,11 @@ func Answer(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header,
 	if x.Bridge != nil {
 		return answerBridged(dst, x, body)
 	}
-	return answerChat(dst, x, body)
+	out, headers, usage, err = answerChat(dst, x, body)
+	if err == nil && x.bindsAnswer() {
+		out = x.bindAnswer(dst, out)
+	}
+	return out, headers, usage, err
 }
 
 // answerChat is Answer for an answer in the shape the client asked for (the client's dialect's, or a chat

@@ -166,7 +166,7 @@ func renderBridged(dst []byte, req *ClientRequest, body *RequestBody, t *Target)
 // provider takes the option, so the usage chunk reaches the converter.
 func (x *Exchange) chatSide() Exchange {
 	chat := *x
-	chat.Op, chat.Bridge = OpChatCompletions, nil
+	chat.Op, chat.Bridge, chat.Binding = OpChatCompletions, nil, ResponseBinding{}
 	chat.IncludeUsage, chat.StripUsageChunk = true, false
 	chat.Tools = x.Bridge.chat.HasTools()
 	return chat

@@ -70,6 +70,8 @@ type renderContext struct {
 var sharedRules = []bodyRule{
 	{fieldModel, planModel},
 	{fieldStreamOptions, planStreamOptions},
+	{fieldPreviousResponseID, planPreviousResponseID},
+	{fieldConversation, planConversation},
 }
 
 // planModel writes the upstream's model (a deployment, a mapped name) or drops it where the target names

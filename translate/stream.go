@@ -44,6 +44,14 @@ type Stream struct {
 	// namedEvents: the stream is a native Responses stream, whose events start with an event: line; it
 	// ends with its terminal event, not [DONE].
 	namedEvents bool
+	// bindIDs: the native Responses stream's ids are bound to the consumer (binding.go): the events that
+	// carry the response object (lifecycle, listed while a chunk is cut into events on the fast path: each
+	// an event's start and end in that chunk, the first start negative when the event began in the carry)
+	// are rewritten into bound.
+	bindIDs   bool
+	lifecycle []int
+	bound     []byte
+	tags      tagCache
 	// bridge, for a Responses client answered by a chat provider, turns the chat stream (edited for the
 	// client's dialect as any chat stream) into Responses events, written to bout.
 	bridge *Bridge
@@ -67,6 +75,9 @@ func (s *Stream) Reset(x Exchange, maxEventBytes int) {
 	} else {
 		s.namedEvents = x.Op == OpResponses
 	}
+	s.bindIDs = s.namedEvents && s.x.bindsAnswer()
+	s.lifecycle, s.bound = s.lifecycle[:0], s.bound[:0]
+	s.tags.valid = false // the consumer may be another
 	s.framer.Reset()
 	if maxEventBytes <= 0 {
 		maxEventBytes = sse.DefaultMaxEventBytes
@@ -198,9 +209,12 @@ func (s *Stream) closeChat() []byte {
 		}
 	}
 	if ev, ok := s.framer.Flush(); ok && !cutMidEvent(ev) {
-		if s.event(ev, &lastData) == forwardEvent {
+		switch s.event(ev, &lastData) {
+		case forwardEvent:
 			s.out = append(s.out, ev.Raw...)
 			s.out = append(s.out, blankLineEnding(ev.Raw)...)
+		case editedEvent:
+			s.out = append(s.out, blankLineEnding(s.out)...) // a bound event keeps the line ends it came with
 		}
 	}
 	if lastData != nil {
@@ -263,8 +277,12 @@ var (
 func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 	cut, prev, i := 0, 0, 0
 	plain := bytes.IndexByte(chunk, '\r') < 0 && s.plainEvent(s.eventStart(chunk))
+	s.lifecycle = s.lifecycle[:0]
+	start := -len(s.carry) // where the event being cut starts in chunk (negative: in the carry)
 	if plain && len(s.carry) > 0 && s.carry[len(s.carry)-1] == '\n' && len(chunk) > 0 && chunk[0] == '\n' {
 		cut, i = 1, 1 // the boundary straddles the carry and this chunk
+		s.noteLifecycle(chunk, start, cut)
+		start = cut
 		plain = s.plainEvent(chunk[1:])
 	}
 	for plain {
@@ -273,7 +291,8 @@ func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 			break
 		}
 		prev, cut = cut, i+j+len(eventBoundary)
-		i = cut
+		s.noteLifecycle(chunk, start, cut)
+		start, i = cut, cut
 		if i < len(chunk) {
 			plain = s.plainEvent(chunk[i:])
 		}
@@ -304,8 +323,69 @@ func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 	} else {
 		s.rememberLastData(out)
 	}
+	if len(s.lifecycle) > 0 {
+		carried := 0
+		if len(s.carry) > 0 {
+			carried = len(s.carry) // out is the carry, then chunk[:cut]
+		}
+		out = s.bindLifecycle(out, carried)
+	}
 	s.carry = append(s.carry[:0], chunk[cut:]...)
 	return out, true, nil
+}
+
+// noteLifecycle lists the event chunk[start:end] (start negative: it began in the carry) when its ids are
+// bound and it carries the response object; its first line is enough to tell.
+func (s *Stream) noteLifecycle(chunk []byte, start, end int) {
+	if !s.bindIDs {
+		return
+	}
+	first := chunk[max(start, 0):end]
+	if start < 0 {
+		var head [maxLifecycleLine]byte
+		n := copy(head[:], s.carry)
+		n += copy(head[n:], chunk[:end])
+		first = head[:n]
+	}
+	if isLifecycleEvent(first[:min(len(first), maxLifecycleLine)]) {
+		s.lifecycle = append(s.lifecycle, start, end)
+	}
+}
+
+// bindLifecycle is out, the complete events of a fast-path chunk (carried bytes of the carry first), with
+// the events noteLifecycle listed bound; written into s.bound.
+func (s *Stream) bindLifecycle(out []byte, carried int) []byte {
+	w := s.bound[:0]
+	copied := 0
+	for k := 0; k+1 < len(s.lifecycle); k += 2 {
+		start, end := s.lifecycle[k]+carried, s.lifecycle[k+1]+carried
+		w = append(w, out[copied:start]...)
+		var changed bool
+		if w, s.members, changed = s.x.Binding.appendBoundEvent(w, out[start:end], s.members, &s.tags); !changed {
+			w = append(w, out[start:end]...)
+		}
+		copied = end
+	}
+	s.bound = append(w, out[copied:]...)
+	return s.bound
+}
+
+// bindEvent is event's decision for an event of a stream whose ids are bound, on the framer's path: a
+// lifecycle event is written to s.out, after s.pending, with its ids bound; the others go out as they came.
+func (s *Stream) bindEvent(raw []byte) eventAction {
+	if !isLifecycleEvent(raw[:min(len(raw), maxLifecycleLine)]) {
+		return forwardEvent
+	}
+	mark := len(s.out)
+	w := append(s.out, s.pending...)
+	w, members, changed := s.x.Binding.appendBoundEvent(w, raw, s.members, &s.tags)
+	s.members = members
+	if !changed {
+		s.out = w[:mark]
+		return forwardEvent
+	}
+	s.out, s.pending = w, nil
+	return editedEvent
 }
 
 // eventStart is the first bytes of the event this chunk begins or continues (the carry's, when there is one).
@@ -491,6 +571,9 @@ func (s *Stream) event(ev sse.Event, lastData *[]byte) eventAction {
 		return dropEvent
 	}
 	*lastData = ev.Data
+	if s.bindIDs {
+		return s.bindEvent(ev.Raw)
+	}
 	if !s.inspect {
 		return forwardEvent
 	}

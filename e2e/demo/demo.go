@@ -4,6 +4,8 @@ package demo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,6 +103,9 @@ type Options struct {
 	Upstreams map[string]string
 	// NoDefault runs the demo with NoDefaultConfig (ignored with Config).
 	NoDefault bool
+	// Consumers, without Config, adds consumers to the demo configuration: name -> key (the configuration
+	// holds each key's SHA-256). Every request then needs one of the keys.
+	Consumers map[string]string
 	Logger    *log.Logger
 }
 
@@ -113,6 +118,10 @@ func Start(opts Options) (*Env, error) {
 		config = []byte(Config)
 		if opts.NoDefault {
 			config, env.noDefault = []byte(NoDefaultConfig()), true
+		}
+		var err error
+		if config, err = withConsumers(config, opts.Consumers); err != nil {
+			return nil, err
 		}
 		env.Mocks = map[string]*mock.Provider{
 			"openai":  mock.New(mock.OpenAI, mock.Options{APIKey: OpenAIKey}),
@@ -145,6 +154,19 @@ func Start(opts Options) (*Env, error) {
 	}
 	env.GatewayURL = "http://" + addr
 	return env, nil
+}
+
+// withConsumers adds the consumers (name -> key), in name order, to a configuration.
+func withConsumers(config []byte, consumers map[string]string) ([]byte, error) {
+	for i, name := range slices.Sorted(maps.Keys(consumers)) {
+		sum := sha256.Sum256([]byte(consumers[name]))
+		var err error
+		if config, err = sjson.SetBytes(config, fmt.Sprintf("consumers.%d", i),
+			map[string]string{"name": name, "key_sha256": hex.EncodeToString(sum[:])}); err != nil {
+			return nil, err
+		}
+	}
+	return config, nil
 }
 
 func (e *Env) serve(addr string, h http.Handler) (string, error) {
