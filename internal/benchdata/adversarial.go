@@ -126,3 +126,78 @@ func ToolCallsAnswer(size int) []byte {
 	tail := `\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
 	return []byte(head + strings.Repeat("y", max(size-len(head)-len(tail), 0)) + tail)
 }
+
+// AdversarialPair is a hostile exchange and its normal twin of the same size through the whole filter (the
+// compiled module): request-side shapes are the request body, upstream-side shapes the answer.
+type AdversarialPair struct {
+	Name            string
+	Hostile, Normal *Exchange
+	// Note says what to expect of the ratio when it is not the family's goal (<= 3x).
+	Note string
+}
+
+// AdversarialPairs is the adversarial family as exchanges with the filter configured by Config: requests
+// for llama-3-70b (the azure-ai provider: rendered, unknown fields dropped) answered with a small JSON
+// answer; streams from the azure-ai provider (every event edited) or from openai (forwarded unchanged);
+// JSON answers bridged to a Responses client; and an answer full of near misses of the openai provider's
+// key, which redaction reads.
+func AdversarialPairs() []AdversarialPair {
+	const mib = 1 << 20
+	request := func(name string, body []byte) *Exchange {
+		x := NewExchange(name, "POST", "/v1/chat/completions", ClientHeaders(), body, (len(body)+(16<<10)-1)/(16<<10))
+		return x.AnswerWith(200, [][2]string{{"content-type", "application/json"}}, JSONScenario("llama-3-70b").Answer)
+	}
+	requestPair := func(name string, hostile []byte) AdversarialPair {
+		return AdversarialPair{Name: name, Hostile: request(name+"/hostile", hostile),
+			Normal: request(name+"/normal", PaddedChatRequest("llama-3-70b", len(hostile)))}
+	}
+	stream := func(name, model string, tools bool, answer []byte) *Exchange {
+		body := `{"model":"` + model + `","messages":[{"role":"user","content":"Tell me a story."}],"stream":true`
+		if tools {
+			body += `,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`
+		}
+		x := NewExchange(name, "POST", "/v1/chat/completions", append(ClientHeaders(), [2]string{"accept", "text/event-stream"}),
+			[]byte(body+"}"), 1)
+		return x.AnswerWith(200, [][2]string{{"content-type", "text/event-stream"}}, Split(answer, 16<<10))
+	}
+	streamPair := func(name, model string, tools bool, hostile, normal []byte) AdversarialPair {
+		return AdversarialPair{Name: name, Hostile: stream(name+"/hostile", model, tools, hostile),
+			Normal: stream(name+"/normal", model, tools, normal)}
+	}
+	answer := func(name, path, model string, reply []byte) *Exchange {
+		body := `{"model":"` + model + `","messages":[{"role":"user","content":"Call the tools."}]}`
+		if path == "/v1/responses" {
+			body = `{"model":"` + model + `","input":"Call the tools.","tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]}`
+		}
+		x := NewExchange(name, "POST", path, ClientHeaders(), []byte(body), 1)
+		return x.AnswerWith(200, [][2]string{{"content-type", "application/json"}}, Split(reply, 16<<10))
+	}
+	answerPair := func(name, path, model string, hostile, normal []byte, note string) AdversarialPair {
+		return AdversarialPair{Name: name, Hostile: answer(name+"/hostile", path, model, hostile),
+			Normal: answer(name+"/normal", path, model, normal), Note: note}
+	}
+	const llama, openai = "llama-3-70b", "o1-mini" // o1-mini: only the openai provider's "*" serves it
+	ids := ManyToolCallIDs(mib, 256)
+	nearMisses := chatAnswer(strings.Repeat("sk-opena ", mib/9))
+	return []AdversarialPair{
+		requestPair("many-keys", ManyKeysRequest(llama, 4096)),
+		requestPair("shared-prefix-keys", SharedPrefixKeysRequest(llama, 2<<10, 512, false)),
+		requestPair("shared-prefix-keys-at-cap", SharedPrefixKeysRequest(llama, 1<<10, 4096, false)),
+		requestPair("escaped-keys", SharedPrefixKeysRequest(llama, 2<<10, 512, true)),
+		requestPair("deep-nesting", DeepRequest(llama, 254, mib)),
+		streamPair("tiny-sse-events", llama, false, TinyEvents(mib), EventsTo(mib, AzureAIEvent)),
+		streamPair("tiny-sse-events-zero-edit", openai, false, TinyEvents(mib), EventsTo(mib, OpenAIEvent(0))),
+		streamPair("multi-line-events", llama, false, MultiLineEvents(mib), EventsTo(mib, AzureAIEvent)),
+		streamPair("many-tool-calls", llama, true, ManyToolCalls(mib), EventsTo(mib, AzureAIEvent)),
+		answerPair("key-near-misses", "/v1/chat/completions", openai, nearMisses,
+			chatAnswer(strings.Repeat("The quick brown fox jumps over the lazy dog. ", mib/45)), ""),
+		answerPair("bridged-tool-call-ids", "/v1/responses", llama, ids, ToolCallsAnswer(len(ids)),
+			"the Responses bridge checks tool-call ids for repeats pairwise: quadratic until the wt-bridge fix is merged"),
+	}
+}
+
+// chatAnswer is an OpenAI chat completion whose message is content.
+func chatAnswer(content string) []byte {
+	return []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"o1-mini","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+		content + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+}
