@@ -1,32 +1,39 @@
 package translate
 
 import (
-	"bytes"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/aidialect/aidialect/internal/benchdata"
 	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/aidialect/aidialect/internal/opcount"
 )
 
 // Worst-case cost: every pass over client or upstream bytes must stay linear in them. Each adversarial shape
-// (built to hit one pass's worst case) sits beside a normal twin of the same size and the same operation, so
-// a quadratic pass shows as a ratio that grows with the size instead of a constant factor.
+// (built to hit one pass's worst case) sits beside a normal twin of the same size and the same operation.
+// The tests count the operations a pass pays in the compiled module (internal/opcount: bytes compared and
+// hashed, probes, members visited, scanner steps, bytes copied), which are exact and the same on every
+// machine: a quadratic pass shows as a count per byte far over the bound, and as 4x the count for 2x the
+// bytes. BenchmarkAdversarial times the same shapes (natively; internal/v8host in the compiled module).
 
-// adversarialSize is the size of most shapes: large enough that a quadratic pass costs 100x its twin.
-const adversarialSize = 1 << 20
+// maxOpsPerByte bounds the operations of one pass per byte of its input. A linear pass over the shapes
+// below pays 1 to 9.1 (a 16-member body of long escaped keys, compared pairwise, pays the most); the
+// mutations each row catches pay 15 to over 2,000.
+const maxOpsPerByte = 12
 
-// adversarialShape is one hostile body and its normal twin, and the operation both go through.
+// maxDoubling bounds how the operations per byte grow from a shape to the same shape at twice the bytes:
+// 1 for a linear pass (a little more where the shape's parts do not all double), 2 for a quadratic one.
+const maxDoubling = 1.25
+
+// adversarialShape is one hostile input and its normal twin, each at scale 1 or 2 (twice the bytes, in the
+// same regime of the mechanism the shape aims at), and the operation both go through.
 type adversarialShape struct {
 	name            string
-	hostile, normal []byte
+	hostile, normal func(scale int) []byte
 	// op makes one operation with its own reusable state (a RequestBody, a Stream, ...).
 	op func() func(body []byte) error
-	// bound overrides maxAdversarialRatio for a shape whose linear cost is already close to it.
-	bound float64
 }
 
 var adversarialShapes = sync.OnceValue(func() []adversarialShape {
@@ -64,97 +71,50 @@ var adversarialShapes = sync.OnceValue(func() []adversarialShape {
 	editPair := Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions}
 	samePair := Exchange{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions}
 	toolPair := Exchange{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions, Tools: true}
+	// twin is the normal twin of a hostile shape: the same size.
+	twin := func(hostile func(int) []byte, normal func(size int) []byte) func(int) []byte {
+		return func(scale int) []byte { return normal(len(hostile(scale))) }
+	}
+	chat := func(size int) []byte { return benchdata.PaddedChatRequest("gpt-4o", size) }
+	azureEvents := func(size int) []byte { return benchdata.EventsTo(size, benchdata.AzureAIEvent) }
+	openAIEvents := func(size int) []byte { return benchdata.EventsTo(size, benchdata.OpenAIEvent(0)) }
+	const mib = 1 << 20
 
-	manyKeys := manyKeysBody(maxTopLevelMembers)
-	sharedPrefix := sharedPrefixBody(2<<10, adversarialSize/(2<<10))
-	sharedPrefixAtCap := sharedPrefixBody(2<<10, maxTopLevelMembers)
-	deep := deepBody(adversarialSize)
+	manyKeys := func(scale int) []byte { return benchdata.ManyKeysRequest("gpt-4o", scale*maxTopLevelMembers/2) }
+	sharedPrefix := func(scale int) []byte { return benchdata.SharedPrefixKeysRequest("gpt-4o", 2<<10, scale*512, false) }
+	// As many such keys as a body may have: the shape the review timed at 30 s in wasm.
+	sharedPrefixAtCap := func(scale int) []byte {
+		return benchdata.SharedPrefixKeysRequest("gpt-4o", scale<<10, maxTopLevelMembers, false)
+	}
+	deep := func(scale int) []byte { return benchdata.DeepRequest("gpt-4o", jsonscan.MaxDepth-2, scale*mib) }
+	tiny := func(scale int) []byte { return benchdata.TinyEvents(scale * mib) }
+	multiLine := func(scale int) []byte { return benchdata.MultiLineEvents(scale * mib) }
+	toolCalls := func(scale int) []byte { return benchdata.ManyToolCalls(scale * mib) }
 	return []adversarialShape{
-		{name: "many-keys", hostile: manyKeys, normal: chatTwin(len(manyKeys)), op: parse},
-		{name: "shared-prefix-keys", hostile: sharedPrefix, normal: chatTwin(len(sharedPrefix)), op: parse},
-		// As many such keys as a body may have (8 MiB): the shape the review timed at 30 s in wasm.
-		{name: "shared-prefix-keys-at-cap", hostile: sharedPrefixAtCap, normal: chatTwin(len(sharedPrefixAtCap)), op: parse},
-		{name: "deep-nesting", hostile: deep, normal: chatTwin(len(deep)), op: parse},
-		{name: "tiny-sse-events", hostile: tinyEvents(adversarialSize), normal: eventsTo(adversarialSize, azureAIChunk), op: stream(editPair)},
-		// The zero-edit path forwards its twin's ~200-byte events at about copy speed, so the fixed work per
-		// event (finding its boundary, checking its start) shows as ~16x on 9-byte events; linear all the
-		// same (4x the bytes cost 4x), and a quadratic pass would cost far more than the bound.
-		{name: "tiny-sse-events-zero-edit", hostile: tinyEvents(adversarialSize), normal: eventsTo(adversarialSize, openAIChunk(0)), op: stream(samePair), bound: 2 * maxAdversarialRatio},
+		{name: "many-keys", hostile: manyKeys, normal: twin(manyKeys, chat), op: parse},
+		{name: "shared-prefix-keys", hostile: sharedPrefix, normal: twin(sharedPrefix, chat), op: parse},
+		{name: "shared-prefix-keys-at-cap", hostile: sharedPrefixAtCap, normal: twin(sharedPrefixAtCap, chat), op: parse},
+		{name: "deep-nesting", hostile: deep, normal: twin(deep, chat), op: parse},
+		{name: "tiny-sse-events", hostile: tiny, normal: twin(tiny, azureEvents), op: stream(editPair)},
+		{name: "tiny-sse-events-zero-edit", hostile: tiny, normal: twin(tiny, openAIEvents), op: stream(samePair)},
+		// Data on several lines is split again after the edit, over each event alone (it was split over the
+		// whole output so far: quadratic in a chunk's events).
+		{name: "multi-line-events", hostile: multiLine, normal: twin(multiLine, azureEvents), op: stream(editPair)},
 		// Azure AI tool-call deltas get an index each: one event of thousands of calls is located in one pass
 		// (each call was looked up again by path from the start: quadratic in the upstream's calls).
-		{name: "many-tool-calls", hostile: manyToolCalls(adversarialSize), normal: eventsTo(adversarialSize, azureAIChunk), op: stream(toolPair)},
+		{name: "many-tool-calls", hostile: toolCalls, normal: twin(toolCalls, azureEvents), op: stream(toolPair)},
 	}
 })
 
-// chatTwin is the benchmarks' chat request padded to exactly size bytes.
-func chatTwin(size int) []byte {
-	body := chatBody(size - 64)
-	pad := size - len(body) - len(`,"metadata":{"note":""}`)
-	if pad < 0 {
-		panic("chatTwin: the chat body overshoots")
-	}
-	return append(body[:len(body)-1], `,"metadata":{"note":"`+strings.Repeat("x", pad)+`"}}`...)
-}
-
-// manyKeysBody is a request with n top-level keys (the cap), short and all different.
-func manyKeysBody(n int) []byte {
-	b := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]`)
-	for i := 2; i < n; i++ {
-		b = fmt.Appendf(b, `,"param_%05d":%d`, i, i)
-	}
-	return append(b, '}')
-}
-
-// sharedPrefixBody is a request of n top-level keys, all but one keyLen bytes long and differing only in
-// their last bytes: each comparison of two of them costs their whole length.
-func sharedPrefixBody(keyLen, n int) []byte {
-	prefix := strings.Repeat("k", keyLen-6)
-	b := []byte(`{"model":"gpt-4o"`)
-	for i := 1; i < n; i++ {
-		b = fmt.Appendf(b, `,"%s%06d":0`, prefix, i)
-	}
-	return append(b, '}')
-}
-
-// deepBody is a request whose extra field holds arrays nested exactly jsonscan.MaxDepth levels deep (the object
-// itself is level 1, the field's array level 2), repeated to about size bytes.
-func deepBody(size int) []byte {
-	levels := jsonscan.MaxDepth - 2
-	nest := strings.Repeat("[", levels) + strings.Repeat("]", levels)
-	b := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"x":[` + nest)
-	for len(b) < size-len(nest)-3 {
-		b = append(append(b, ','), nest...)
-	}
-	return append(b, "]}"...)
-}
-
-// tinyEvents is a stream of the smallest JSON data events, size bytes, ended by a finish event and [DONE].
-func tinyEvents(size int) []byte { return eventsTo(size, []byte("data:{}\n\n")) }
-
-// eventsTo repeats event to a stream of exactly size bytes, ended by a finish event and [DONE]; the space
-// left over is padding inside the finish event's id.
-func eventsTo(size int, event []byte) []byte {
-	end := func(pad int) string {
-		return `data: {"id":"x` + strings.Repeat("x", pad) + `","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n"
-	}
-	n := (size - len(end(0)) - len(doneEvent)) / len(event)
-	b := bytes.Repeat(event, n)
-	b = append(b, end(size-len(b)-len(end(0))-len(doneEvent))...)
-	return append(b, doneEvent...)
-}
-
-func openAIChunk(i int) []byte {
-	return fmt.Appendf(nil, "data: {\"id\":\"chatcmpl-S1\",\"object\":\"chat.completion.chunk\",\"created\":1732000000,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"token %d \"},\"logprobs\":null,\"finish_reason\":null}]}\n\n", i)
-}
-
-// BenchmarkAdversarial measures each adversarial shape beside its normal twin: compare
-// BenchmarkAdversarial/<shape>/hostile with .../normal.
+// BenchmarkAdversarial times each adversarial shape beside its normal twin: compare
+// BenchmarkAdversarial/<shape>/hostile with .../normal (tools/benchtable prints the ratios). Timings only:
+// the tests assert on counts.
 func BenchmarkAdversarial(b *testing.B) {
 	for _, s := range adversarialShapes() {
 		for _, side := range []struct {
 			name string
 			body []byte
-		}{{"hostile", s.hostile}, {"normal", s.normal}} {
+		}{{"hostile", s.hostile(1)}, {"normal", s.normal(1)}} {
 			b.Run(s.name+"/"+side.name, func(b *testing.B) {
 				op := s.op()
 				b.SetBytes(int64(len(side.body)))
@@ -169,79 +129,151 @@ func BenchmarkAdversarial(b *testing.B) {
 	}
 }
 
-// maxAdversarialRatio is how much more a hostile shape may cost than its twin: generous, so noise never
-// fails the test; a quadratic pass costs its twin's 100x or more at these sizes.
-const maxAdversarialRatio = 20
+// countOps is the operations one op(body) pays, after a first call that warms its reused buffers.
+func countOps(t *testing.T, op func([]byte) error, body []byte) opcount.Counts {
+	t.Helper()
+	if err := op(body); err != nil {
+		t.Fatal(err)
+	}
+	opcount.Reset()
+	err := op(body)
+	counts := opcount.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return counts
+}
 
-// TestAdversarialShapesStayLinear fails when a hostile shape costs more than maxAdversarialRatio times its
-// normal twin: a pass that became quadratic again.
-func TestAdversarialShapesStayLinear(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing test: skipped with -short")
+// skipWithoutCounts skips a count test in a build without the tag that compiles the counting in.
+func skipWithoutCounts(t *testing.T) {
+	t.Helper()
+	if !opcount.Enabled {
+		t.Skip("counts operations: run with -tags aidialect_opcount (make test does)")
 	}
-	if raceEnabled {
-		t.Skip("timing test: the race detector distorts costs")
+}
+
+// checkLinear fails when small (an input of n bytes) pays more than maxOpsPerByte per byte, or large (the
+// same shape, of about twice the bytes: m) more than maxDoubling times small's operations per byte.
+func checkLinear(t *testing.T, n, m int, small, large opcount.Counts) {
+	t.Helper()
+	perByte := float64(small.Total()) / float64(n)
+	growth := float64(large.Total()) / float64(m) / perByte
+	t.Logf("%d bytes: %d ops, %.2f per byte (%v); %.2fx the bytes: %.2fx the ops, %.2fx per byte",
+		n, small.Total(), perByte, small, float64(m)/float64(n), float64(large.Total())/float64(small.Total()), growth)
+	if perByte > maxOpsPerByte {
+		t.Errorf("%.1f operations per byte (bound %d): %v", perByte, maxOpsPerByte, small)
 	}
+	if growth > maxDoubling {
+		t.Errorf("%.2fx the bytes cost %.2fx the operations per byte (bound %g): not linear",
+			float64(m)/float64(n), growth, float64(maxDoubling))
+	}
+}
+
+// TestAdversarialShapesLinear: each hostile shape pays at most maxOpsPerByte operations per byte, and at
+// twice its bytes at most maxDoubling times as many per byte. Checked to fail on a mutation (made, run,
+// reverted): with the keys of bodies over 256 members compared pairwise (the map left out), many-keys pays
+// 665 operations per byte, shared-prefix-keys 256 (2.0x per byte at twice the bytes), shared-prefix-keys-at-cap
+// 2,040; with the data lines of an edited event split over the whole output so far (splitDataLines from 0),
+// multi-line-events pays 787.
+func TestAdversarialShapesLinear(t *testing.T) {
+	skipWithoutCounts(t)
 	for _, s := range adversarialShapes() {
 		t.Run(s.name, func(t *testing.T) {
-			if len(s.hostile) != len(s.normal) {
-				t.Fatalf("the twins differ in size: %d and %d bytes", len(s.hostile), len(s.normal))
+			hostile := s.hostile(1)
+			normal := s.normal(1)
+			if len(hostile) != len(normal) {
+				t.Fatalf("the twins differ in size: %d and %d bytes", len(hostile), len(normal))
 			}
-			bound := s.bound
-			if bound == 0 {
-				bound = maxAdversarialRatio
-			}
-			normal := costPerOp(t, s.op(), s.normal, 0)
-			hostile := costPerOp(t, s.op(), s.hostile, 10*time.Duration(bound)*normal)
-			ratio := float64(hostile) / float64(normal)
-			if ratio > bound {
-				// Measured again before failing: a machine busy for one whole measurement must not fail the
-				// test; a quadratic pass fails both.
-				normal = costPerOp(t, s.op(), s.normal, 0)
-				hostile = costPerOp(t, s.op(), s.hostile, 10*time.Duration(bound)*normal)
-				ratio = min(ratio, float64(hostile)/float64(normal))
-			}
-			t.Logf("hostile %v, normal %v per op: %.2fx", hostile, normal, ratio)
-			if ratio > bound {
-				t.Errorf("the hostile shape costs %.1fx its normal twin (bound %gx): %v against %v per op",
-					ratio, bound, hostile, normal)
-			}
+			op := s.op()
+			double := s.hostile(2)
+			checkLinear(t, len(hostile), len(double), countOps(t, op, hostile), countOps(t, op, double))
+			small := countOps(t, op, hostile)
+			twin := countOps(t, op, normal)
+			t.Logf("normal twin: %d ops; the hostile shape pays %.1fx", twin.Total(), float64(small.Total())/float64(twin.Total()))
 		})
 	}
 }
 
-// costPerOp is the least time one op(body) took over a few rounds of repeated calls (the minimum discards
-// GC pauses and scheduling noise). It stops early once one call took longer than giveUp (> 0).
-func costPerOp(t *testing.T, op func([]byte) error, body []byte, giveUp time.Duration) time.Duration {
-	t.Helper()
-	runtime.GC()
-	start := time.Now()
-	if err := op(body); err != nil { // warms the reused buffers
-		t.Fatal(err)
+// TestDuplicateKeyCountsLinear covers each regime of the duplicate-key check (body.go): keys compared
+// pairwise up to pairwiseMembers members, a map kept for the next body up to maxKeptKeys, a map for the
+// body alone above, the member cap; plain and escaped keys (decoded once, then compared). Every key
+// shares all but its last bytes with the others, the worst case of a comparison. Each row is checked to
+// fail on a mutation (made, run, reverted):
+//
+//	row                 mutation                                               ops per byte
+//	pairwise            each key compared with every other one, not only those   15.1
+//	                    before it (j < len(members))
+//	pairwise-escaped    the same; or escaped keys decoded again at each          16.1; 24.1
+//	                    comparison (memberName's cache left out)
+//	kept-map, -escaped  no map from 17 to 256 members (case n > pairwiseMembers  64.0 (2.0x per byte at
+//	                    deleted): compared pairwise                              twice the bytes)
+//	body-map, -escaped  no map above 256 members: compared pairwise              255 (2.0x)
+//	at-cap              the same                                                 2,032
+//	over-cap            the member cap left out of Parse (limit 0)               counts grow with the body
+//
+// (kept-map-17 only shows the map is taken from the 17th member: compared pairwise it would pay about 11.)
+func TestDuplicateKeyCountsLinear(t *testing.T) {
+	skipWithoutCounts(t)
+	keys := func(n, keyLen int, escaped bool) []byte {
+		return benchdata.SharedPrefixKeysRequest("gpt-4o", keyLen, n, escaped)
 	}
-	best := time.Since(start)
-	if giveUp > 0 && best > giveUp {
-		return best
+	rows := []struct {
+		name string
+		body func(scale int) []byte // scale 2: twice the bytes, in the same regime
+	}{
+		{"pairwise", func(s int) []byte { return keys(pairwiseMembers, s*4<<10, false) }},
+		{"pairwise-escaped", func(s int) []byte { return keys(pairwiseMembers, s*4<<10, true) }},
+		{"kept-map-17", func(s int) []byte { return keys(pairwiseMembers+1, s*4<<10, false) }},
+		{"kept-map", func(s int) []byte { return keys(s*maxKeptKeys/2, 2<<10, false) }},
+		{"kept-map-escaped", func(s int) []byte { return keys(s*maxKeptKeys/2, 2<<10, true) }},
+		{"body-map", func(s int) []byte { return keys(s*2*maxKeptKeys, 1<<10, false) }},
+		{"body-map-escaped", func(s int) []byte { return keys(s*2*maxKeptKeys, 1<<10, true) }},
+		{"at-cap", func(s int) []byte { return keys(maxTopLevelMembers, s*512, false) }},
 	}
-	for round := 0; round < 7; round++ {
-		n := 0
-		start := time.Now()
-		for n == 0 || time.Since(start) < 4*time.Millisecond {
-			if err := op(body); err != nil {
-				t.Fatal(err)
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			var b RequestBody
+			op := func(body []byte) error {
+				if err := b.Parse(body); err != nil {
+					return err
+				}
+				return nil
 			}
-			n++
-		}
-		best = min(best, time.Since(start)/time.Duration(n))
+			small, large := r.body(1), r.body(2)
+			checkLinear(t, len(small), len(large), countOps(t, op, small), countOps(t, op, large))
+		})
 	}
-	return best
-}
-
-// manyToolCalls is an Azure AI stream of events of about 256 KiB, each carrying thousands of index-less
-// tool-call deltas, to about size bytes.
-func manyToolCalls(size int) []byte {
-	calls := strings.Repeat(`{"id":"c","type":"function","function":{"arguments":""}},`, (256<<10)/56)
-	event := []byte(`data: {"id":"a","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[` +
-		calls[:len(calls)-1] + `]},"finish_reason":null}]}` + "\n\n")
-	return eventsTo(size, event)
+	t.Run("duplicate-found", func(t *testing.T) {
+		// The last key repeats the first: found in each regime.
+		for _, n := range []int{pairwiseMembers, maxKeptKeys, maxTopLevelMembers} {
+			body := keys(n-1, 64, false)                     // and the repeat: n members
+			firstKey := strings.Repeat("k", 64-6) + "000001" // SharedPrefixKeysRequest's first key
+			dup := append(body[:len(body)-1:len(body)-1], `,"`+firstKey+`":1}`...)
+			var b RequestBody
+			if err := b.Parse(dup); err == nil || !strings.Contains(err.Message, "more than once") {
+				t.Errorf("%d members, the last repeating the first: %v", n, err)
+			}
+		}
+	})
+	t.Run("over-cap", func(t *testing.T) {
+		// Past the cap the scan stops: more members cost nothing more, and the table never grows past it.
+		members := func(scale int) []byte {
+			return append(append([]byte(`{"model":"gpt-4o"`), strings.Repeat(`,"a":0`, scale*16*maxTopLevelMembers)...), '}')
+		}
+		var b RequestBody
+		op := func(body []byte) error {
+			if err := b.Parse(body); err == nil || err.Message != tooManyMembers {
+				return fmt.Errorf("a body of too many members parsed as %v", err)
+			}
+			return nil
+		}
+		small, large := countOps(t, op, members(1)), countOps(t, op, members(2))
+		t.Logf("%d and %d bytes: %d and %d ops", len(members(1)), len(members(2)), small.Total(), large.Total())
+		if large != small {
+			t.Errorf("twice the members past the cap cost %v, not %v: the scan went on past the cap", large, small)
+		}
+		if got := small[opcount.MembersVisited]; got > maxTopLevelMembers {
+			t.Errorf("%d members visited, over the cap of %d", got, maxTopLevelMembers)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/aidialect/aidialect/internal/opcount"
 )
 
 // fieldKind classifies the top-level request fields the translator reads or rewrites; everything else is
@@ -124,10 +125,14 @@ func (b *RequestBody) parse(src []byte, members []jsonscan.Member, written bool)
 	}
 	for i, m := range b.members {
 		var info fieldInfo
+		opcount.Add(opcount.MembersVisited, 1)
 		if m.KeyEscaped {
-			info = fieldTable[b.memberName(i)]
+			name := b.memberName(i)
+			info = fieldTable[name]
+			opcount.Lookup(len(name))
 		} else {
 			info = fieldTable[string(m.Key(src))]
+			opcount.Lookup(m.KeyEnd - m.KeyStart - 2)
 		}
 		kind := info.kind
 		if !written && (seen != nil && b.seenBefore(seen, i) || seen == nil && b.duplicateBefore(i)) {
@@ -165,6 +170,7 @@ func (b *RequestBody) foldsToReadField(i int) (string, bool) {
 		return "", false
 	}
 	plain := true
+	opcount.Add(opcount.StepsTaken, len(key))
 	for _, c := range key {
 		if c >= 'A' && c <= 'Z' || c >= 0x80 || c == '\\' {
 			plain = false
@@ -176,6 +182,7 @@ func (b *RequestBody) foldsToReadField(i int) (string, bool) {
 	}
 	name := b.memberName(i)
 	for field := range fieldKinds {
+		opcount.Add(opcount.BytesCompared, min(len(name), len(field))) // EqualFold stops at the shorter
 		if strings.EqualFold(name, field) {
 			return field, true
 		}
@@ -202,6 +209,7 @@ func (b *RequestBody) memberName(i int) string {
 		b.names = append(b.names, "")
 	}
 	if b.names[i] == "" {
+		opcount.Add(opcount.StepsTaken, m.KeyEnd-m.KeyStart) // decoded once, then kept
 		b.names[i] = decodeJSONString(b.src[m.KeyStart:m.KeyEnd])
 	}
 	return b.names[i]
@@ -217,9 +225,11 @@ func (b *RequestBody) seenBefore(seen map[string]struct{}, i int) bool {
 		raw := m.Key(b.src)
 		key = unsafe.String(unsafe.SliceData(raw), len(raw))
 	}
+	opcount.Lookup(len(key))
 	if _, dup := seen[key]; dup {
 		return true
 	}
+	opcount.Lookup(len(key))
 	seen[key] = struct{}{}
 	return false
 }
@@ -231,12 +241,18 @@ func (b *RequestBody) duplicateBefore(i int) bool {
 	mi := b.members[i]
 	for j := 0; j < i; j++ {
 		mj := b.members[j]
+		opcount.Add(opcount.MembersVisited, 1)
 		if !mi.KeyEscaped && !mj.KeyEscaped {
+			opcount.Equal(mi.KeyEnd-mi.KeyStart-2, mj.KeyEnd-mj.KeyStart-2)
 			if string(mi.Key(b.src)) == string(mj.Key(b.src)) {
 				return true
 			}
-		} else if b.memberName(i) == b.memberName(j) {
-			return true
+		} else {
+			ni, nj := b.memberName(i), b.memberName(j)
+			opcount.Equal(len(ni), len(nj))
+			if ni == nj {
+				return true
+			}
 		}
 	}
 	return false

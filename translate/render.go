@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/aidialect/aidialect/internal/opcount"
 )
 
 // Header is one HTTP header to set.
@@ -203,6 +204,7 @@ func (c *renderContext) plan() (changed bool, err *Error) {
 	clear(b.plans)
 	b.plans = b.plans[:0]
 	for i := range b.members {
+		opcount.Add(opcount.MembersVisited, 1)
 		info := &b.fields[i]
 		// Planned in place: a local handed to a rule would move to the heap for every member.
 		b.plans = append(b.plans, memberPlan{})

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/aidialect/aidialect/internal/opcount"
 	"github.com/tidwall/gjson"
 )
 
@@ -77,6 +78,7 @@ func dropForOthers(*Exchange) keyFate { return dropKey }
 // the provider's dialect does not list), and the row that decided it.
 func fateOf(provider *dialectSpec, x *Exchange, key []byte) (keyFate, *answerKey) {
 	for i := range provider.answerKeys {
+		opcount.Equal(len(provider.answerKeys[i].name), len(key))
 		if k := &provider.answerKeys[i]; k.name == string(key) {
 			return k.fate(x), k
 		}

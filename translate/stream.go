@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/aidialect/aidialect/internal/opcount"
 	"github.com/aidialect/aidialect/internal/sse"
 	"github.com/tidwall/gjson"
 )
@@ -276,6 +277,7 @@ var (
 // or a CR line end needs event-by-event handling (exactly one [DONE], CR/CRLF framing).
 func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 	cut, prev, i := 0, 0, 0
+	opcount.Add(opcount.StepsTaken, len(chunk)) // the search for a CR
 	plain := bytes.IndexByte(chunk, '\r') < 0 && s.plainEvent(s.eventStart(chunk))
 	s.lifecycle = s.lifecycle[:0]
 	start := -len(s.carry) // where the event being cut starts in chunk (negative: in the carry)
@@ -288,8 +290,10 @@ func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 	for plain {
 		j := bytes.Index(chunk[i:], eventBoundary)
 		if j < 0 {
+			opcount.Add(opcount.StepsTaken, len(chunk)-i)
 			break
 		}
+		opcount.Add(opcount.StepsTaken, j+len(eventBoundary)) // bytes searched
 		prev, cut = cut, i+j+len(eventBoundary)
 		s.noteLifecycle(chunk, start, cut)
 		start, i = cut, cut
@@ -309,12 +313,14 @@ func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 			sse.ErrEventTooLarge, pending, s.framer.Limit())
 	}
 	if cut == 0 {
+		opcount.Add(opcount.BytesCopied, len(chunk))
 		s.carry = append(s.carry, chunk...)
 		return chunk[:0], true, nil
 	}
 	if len(s.carry) == 0 {
 		out = chunk[:cut]
 	} else {
+		opcount.Add(opcount.BytesCopied, len(s.carry)+cut)
 		s.out = append(append(s.out[:0], s.carry...), chunk[:cut]...)
 		out = s.out
 	}
@@ -330,6 +336,7 @@ func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 		}
 		out = s.bindLifecycle(out, carried)
 	}
+	opcount.Add(opcount.BytesCopied, len(chunk)-cut)
 	s.carry = append(s.carry[:0], chunk[cut:]...)
 	return out, true, nil
 }
@@ -446,6 +453,9 @@ func (s *Stream) leaveFastPath() ([]byte, bool, error) {
 func lastBoundary(b []byte) int {
 	for end := len(b); end > 1; {
 		j := bytes.LastIndexByte(b[:end], '\n')
+		if opcount.Enabled { // (costs the inliner nothing without the tag: lastBoundary stays inlined)
+			opcount.Add(opcount.StepsTaken, end-max(j, 0)) // bytes searched
+		}
 		if j < 1 {
 			return -1
 		}
@@ -476,6 +486,7 @@ func (s *Stream) rememberLastData(complete []byte) {
 // copyEventData copies an event's data (data lines joined with "\n") into s.last; false, and s.last
 // untouched, when the event has no data line.
 func (s *Stream) copyEventData(event []byte) bool {
+	opcount.Add(opcount.StepsTaken, len(event)) // searched for its data lines, and their values copied
 	if !bytes.HasPrefix(event, dataField) && !bytes.Contains(event, []byte("\ndata:")) {
 		return false
 	}
@@ -638,6 +649,7 @@ func (s *Stream) classifyMembers(provider *dialectSpec, foreign bool, data []byt
 	ownKeys := foreign && len(provider.answerKeys) > 0
 	kinds := s.kinds[:0]
 	for _, m := range members {
+		opcount.Add(opcount.MembersVisited, 1)
 		k := classifyChunkKey(m.Key(data))
 		if m.KeyEscaped || k == keyOther && ownKeys {
 			k = s.classify(provider, foreign, m, data)
@@ -728,6 +740,7 @@ func (s *Stream) writeEdited(data []byte, members []jsonscan.Member, joined bool
 
 // splitDataLines turns each "\n" in w[from:] into "\n" and a new "data: " field, in place.
 func splitDataLines(w []byte, from int) []byte {
+	opcount.Add(opcount.StepsTaken, 2*(len(w)-from)) // counted, then moved
 	n := bytes.Count(w[from:], []byte("\n"))
 	if n == 0 {
 		return w
@@ -761,6 +774,9 @@ const (
 
 // classifyChunkKey is the common case of classify: a plain key of the hub's shape.
 func classifyChunkKey(raw []byte) chunkKey {
+	opcount.Equal(len(raw), len("object"))
+	opcount.Equal(len(raw), len("choices"))
+	opcount.Equal(len(raw), len("usage"))
 	switch string(raw) {
 	case "object":
 		return keyObject
@@ -796,6 +812,10 @@ func appendUsageChunk(w, data []byte, members []jsonscan.Member, usage []byte) [
 	w = append(w, '{')
 	for _, key := range []string{"id", "created", "model"} {
 		for _, m := range members {
+			if opcount.Enabled { // (costs the inliner nothing without the tag)
+				opcount.Add(opcount.MembersVisited, 1)
+				opcount.Equal(m.KeyEnd-m.KeyStart-2, len(key))
+			}
 			if string(m.Key(data)) == key {
 				w = append(w, data[m.KeyStart:m.ValEnd]...)
 				w = append(w, ',')
@@ -821,17 +841,22 @@ func (s *Stream) indexToolCalls(choices []byte) []byte {
 	var inserts []insertion
 	// ForEach reports each value's offset in choices, so every call is located in the one pass over the
 	// choices (looking each up again by path would rescan them per call: quadratic in an upstream's calls).
+	opcount.Add(opcount.StepsTaken, len(choices)) // gjson's pass over the choices
 	gjson.Parse(unsafe.String(unsafe.SliceData(choices), len(choices))).ForEach(func(_, choice gjson.Result) bool {
+		opcount.Add(opcount.StepsTaken, len(choice.Raw)) // the search for its delta.tool_calls
 		calls := choice.Get("delta.tool_calls")
 		if !calls.IsArray() {
 			return true
 		}
 		calls.ForEach(func(_, call gjson.Result) bool {
+			opcount.Add(opcount.MembersVisited, 1)
+			opcount.Add(opcount.StepsTaken, 2*len(call.Raw)) // the searches for its index and id
 			if !call.IsObject() || call.Get("index").Exists() {
 				return true
 			}
 			index := len(s.toolIndex) - 1
 			if id := stringOf(call.Get("id")); id != "" {
+				opcount.Lookup(len(id))
 				i, seen := s.toolIndex[id]
 				if !seen && len(s.toolIndex) < maxStreamToolCalls {
 					i = len(s.toolIndex)
@@ -855,7 +880,9 @@ func (s *Stream) indexToolCalls(choices []byte) []byte {
 	}
 	out := make([]byte, 0, len(choices)+16*len(inserts))
 	last := 0
+	opcount.Add(opcount.BytesCopied, len(choices))
 	for _, in := range inserts {
+		opcount.Add(opcount.StepsTaken, 1)
 		out = append(out, choices[last:in.at]...)
 		out = append(out, `"index":`...)
 		out = strconv.AppendInt(out, int64(in.index), 10)

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/aidialect/aidialect/internal/opcount"
 )
 
 // MaxDepth bounds nesting; real requests (tool schemas included) stay far below it.
@@ -154,6 +156,7 @@ func scanObject(src []byte, i int, members *[]Member, limit int) (int, error) {
 		if n == limit && limit > 0 {
 			return 0, ErrTooManyMembers
 		}
+		opcount.Add(opcount.MembersVisited, 1)
 		if i >= len(src) || src[i] != '"' {
 			return 0, unexpected(src, i, "an object key")
 		}
@@ -222,6 +225,7 @@ func scanValue(src []byte, i, depth int) (end int, escaped bool, err error) {
 	key := false                      // the value at src[i] is an object key
 	state := atValue
 	for {
+		opcount.Add(opcount.StepsTaken, 1) // one token, or one stop in it
 		if state == afterValue {
 			if depth == base {
 				return i, escaped, nil
@@ -355,6 +359,7 @@ func b2i(b bool) int {
 // plain) and returns the offset after its closing quote, and whether it has backslash escapes.
 func scanString(src []byte, start, i int) (end int, escaped bool, err error) {
 	for {
+		opcount.Add(opcount.StepsTaken, 1) // 8 bytes, or one stop in them
 		if i+8 > len(src) {
 			return scanStringBytes(src, start, i, escaped)
 		}
@@ -421,9 +426,11 @@ func stringStop(src []byte, start, i int) (int, error) {
 // scanStringBytes is scanString one byte at a time, for the last bytes of the input.
 func scanStringBytes(src []byte, start, i int, escaped bool) (end int, esc bool, err error) {
 	for {
+		from := i
 		for i < len(src) && stringSafe[src[i]] {
 			i++
 		}
+		opcount.Add(opcount.StepsTaken, i-from+1)
 		if i >= len(src) {
 			return 0, false, syntaxErr(start, "unterminated string")
 		}
@@ -601,6 +608,7 @@ func Skim(src []byte, dst []Member, limit int) ([]Member, error) {
 			// No provider event has that many keys; the table stays bounded whatever one sends.
 			return dst, ErrTooManyMembers
 		}
+		opcount.Add(opcount.MembersVisited, 1)
 		dst = append(dst, Member{keyStart, keyEnd, valStart, valEnd, escaped})
 		i = skipSpace(src, valEnd)
 		if i >= len(src) {
@@ -623,6 +631,7 @@ func Skim(src []byte, dst []Member, limit int) ([]Member, error) {
 func skimString(src []byte, i int) (end int, escaped bool) {
 	i++
 	for {
+		opcount.Add(opcount.StepsTaken, 1) // 8 bytes, or one stop in them
 		if i+8 > len(src) {
 			return skimStringBytes(src, i, escaped)
 		}
@@ -643,6 +652,7 @@ func skimString(src []byte, i int) (end int, escaped bool) {
 // skimStringBytes is skimString from src[i] on, one byte at a time, for the last bytes of the input.
 func skimStringBytes(src []byte, i int, escaped bool) (end int, esc bool) {
 	for ; i < len(src); i++ {
+		opcount.Add(opcount.StepsTaken, 1)
 		switch src[i] {
 		case '"':
 			return i + 1, escaped
@@ -667,6 +677,7 @@ func SkimValue(src []byte, i int) int {
 	case '{', '[':
 		depth := 0
 		for {
+			opcount.Add(opcount.StepsTaken, 1) // 8 bytes, or one stop in them
 			// Up to the next quote or bracket, 8 bytes at a time: '[' and ']' are '{' and '}' with
 			// bit 5 clear.
 			if i+8 > len(src) {
@@ -700,6 +711,7 @@ func SkimValue(src []byte, i int) int {
 	for j < len(src) && src[j] != ',' && src[j] != '}' && src[j] != ']' && !isSpace(src[j]) {
 		j++
 	}
+	opcount.Add(opcount.StepsTaken, j-i+1)
 	return j
 }
 
@@ -707,6 +719,7 @@ func SkimValue(src []byte, i int) int {
 // time, for the last bytes of the input.
 func skimContainerBytes(src []byte, i, depth int) int {
 	for ; i < len(src); i++ {
+		opcount.Add(opcount.StepsTaken, 1)
 		switch src[i] {
 		case '"':
 			end, _ := skimString(src, i)

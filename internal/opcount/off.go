@@ -8,6 +8,12 @@ const Enabled = false
 // Add does nothing in a build without the tag aidialect_opcount; the call is inlined away.
 func Add(Kind, int) {}
 
+// Equal does nothing in a build without the tag aidialect_opcount.
+func Equal(int, int) {}
+
+// Lookup does nothing in a build without the tag aidialect_opcount.
+func Lookup(int) {}
+
 // Reset does nothing in a build without the tag aidialect_opcount.
 func Reset() {}
 

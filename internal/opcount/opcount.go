@@ -23,10 +23,13 @@ const (
 	// StepsTaken: steps of an automaton or a scanner loop whose work is not a byte compare (redaction's
 	// transitions, a framer's boundary searches).
 	StepsTaken
+	// BytesCopied: bytes moved to carry a tail over to the next chunk or to join data, which a pass could
+	// repeat for every chunk or event (and be quadratic) without comparing anything.
+	BytesCopied
 	kinds
 )
 
-var kindNames = [kinds]string{"bytes-compared", "bytes-hashed", "probes", "members-visited", "steps-taken"}
+var kindNames = [kinds]string{"bytes-compared", "bytes-hashed", "probes", "members-visited", "steps-taken", "bytes-copied"}
 
 // String names the kind as the tests print it.
 func (k Kind) String() string {

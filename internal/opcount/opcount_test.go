@@ -25,3 +25,19 @@ func TestCounts(t *testing.T) {
 		t.Fatal("kind names")
 	}
 }
+
+func TestHelperCounts(t *testing.T) {
+	if !Enabled {
+		t.Skip("counts only with -tags aidialect_opcount")
+	}
+	Reset()
+	Equal(5, 6) // lengths differ: == reads no byte
+	Equal(9, 9)
+	Lookup(12)
+	if got := Snapshot(); got[BytesCompared] != 9 || got[BytesHashed] != 12 || got[Probes] != 1 {
+		t.Fatalf("counts %v, want 9 bytes compared, 12 hashed, 1 probe", got)
+	}
+	if BytesCopied.String() != "bytes-copied" {
+		t.Fatal("kind names")
+	}
+}

@@ -12,7 +12,11 @@
 // (no provider key looks like "[redacted]").
 package redact
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/aidialect/aidialect/internal/opcount"
+)
 
 // Placeholder is what a key becomes.
 const Placeholder = "[redacted]"
@@ -144,6 +148,7 @@ func (s *Set) skip(b []byte, i int) int {
 	j := i + stride - 1
 	// Four blocks at a time while they fit, then one at a time, where the last four let one through.
 	for ; j+3*stride+blockBytes <= len(b); j += 4 * stride {
+		opcount.Add(opcount.Probes, 4) // four blocks, a filter bit each
 		q := b[j : j+3*stride+blockBytes]
 		h0, h1, h2, h3 := hash(q[0:]), hash(q[stride:]), hash(q[2*stride:]), hash(q[3*stride:])
 		if (f[h0>>6]>>(h0&63)|f[h1>>6]>>(h1&63)|f[h2>>6]>>(h2&63)|f[h3>>6]>>(h3&63))&1 != 0 {
@@ -151,6 +156,7 @@ func (s *Set) skip(b []byte, i int) int {
 		}
 	}
 	for ; j+blockBytes <= len(b); j += stride {
+		opcount.Add(opcount.Probes, 1)
 		if h := hash(b[j:]); f[h>>6]>>(h&63)&1 != 0 {
 			return j - (stride - 1)
 		}
@@ -178,7 +184,9 @@ func (s *Set) next(b []byte, i int, st int32) (end, n int, state int32) {
 		}
 		for ; i < len(b); i++ {
 			c := int32(b[i])
+			opcount.Add(opcount.StepsTaken, 1)
 			for st != 0 { // st's child on c, else st's failure's: most states have one child, tried first
+				opcount.Add(opcount.StepsTaken, 1) // a state tried (its children searched), then its failure
 				lo, hi := states[st].first, states[st+1].first
 				if hi == lo+1 {
 					if states[lo].label == c {
@@ -187,6 +195,7 @@ func (s *Set) next(b []byte, i int, st int32) (end, n int, state int32) {
 					}
 				} else {
 					for lo < hi {
+						opcount.Add(opcount.StepsTaken, 1)
 						m := int32(uint32(lo+hi) >> 1)
 						if l := states[m].label; l < c {
 							lo = m + 1
@@ -265,6 +274,7 @@ func (s *Set) Redact(b []byte) []byte {
 		// Ends come in order, starts do not: an occurrence may overlap the runs before it (a key holding
 		// other keys). Those are undone and merged into it, their text after from taken back.
 		for len(runs) > 0 && from < runs[len(runs)-1].to {
+			opcount.Add(opcount.StepsTaken, 1) // a run undone
 			r := runs[len(runs)-1]
 			runs = runs[:len(runs)-1]
 			out, done = out[:r.at], r.from
@@ -273,6 +283,7 @@ func (s *Set) Redact(b []byte) []byte {
 		if from < done {
 			out = out[:len(out)-(done-from)]
 		} else {
+			opcount.Add(opcount.BytesCopied, from-done)
 			out = append(out, b[done:from]...)
 		}
 		if len(runs) == cap(runs) { // drop the runs no later occurrence can reach before growing
@@ -280,11 +291,14 @@ func (s *Set) Redact(b []byte) []byte {
 			for k < len(runs) && runs[k].to <= end+1-s.maxLen {
 				k++
 			}
+			opcount.Add(opcount.StepsTaken, k+1)
 			runs = runs[:copy(runs, runs[k:])]
 		}
 		runs = append(runs, run{from, end, len(out)})
+		opcount.Add(opcount.BytesCopied, len(Placeholder))
 		out = append(out, Placeholder...)
 		done = end
 	}
+	opcount.Add(opcount.BytesCopied, len(b)-done)
 	return append(out, b[done:]...)
 }

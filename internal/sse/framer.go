@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/aidialect/aidialect/internal/opcount"
 )
 
 // DefaultMaxEventBytes bounds the carry-over of one incomplete event. Streamed LLM events are a few hundred
@@ -117,6 +119,7 @@ func (f *Framer) Feed(chunk []byte) error {
 	}
 	// The Data handed out since the last Feed is dead; only the event at pos may have a partial join.
 	if f.nData > 1 {
+		opcount.Add(opcount.BytesCopied, len(f.scratch)-f.js)
 		f.scratch = f.scratch[:copy(f.scratch, f.scratch[f.js:])]
 		f.js = 0
 	} else {
@@ -134,9 +137,11 @@ func (f *Framer) Feed(chunk []byte) error {
 	if !f.inBuf {
 		f.stash() // the caller fed again without draining Next
 	} else if f.pos > 0 {
+		opcount.Add(opcount.BytesCopied, len(f.src)-f.pos)
 		f.buf = f.buf[:copy(f.buf, f.src[f.pos:])]
 		f.setSrc(f.buf, true, f.pos)
 	}
+	opcount.Add(opcount.BytesCopied, len(chunk))
 	f.buf = append(f.buf, chunk...)
 	f.setSrc(f.buf, true, 0)
 	f.base, f.fromChunk = f.buf, false
@@ -177,6 +182,7 @@ func (f *Framer) checkBound(keep int) error {
 // remains. The returned slices stay valid until the next Feed or Reset call; they must not be written to.
 func (f *Framer) Next() (ev Event, ok bool) {
 	for {
+		opcount.Add(opcount.StepsTaken, 1) // a line
 		// nextLine, by hand: this loop is the hot path.
 		var end, next int
 		if i := f.look; i < len(f.src) && f.src[i] == '\n' { // the blank line that ends most events
@@ -247,6 +253,7 @@ func (f *Framer) setSrc(src []byte, inBuf bool, shift int) {
 
 // stash copies the incomplete tail out of the caller's chunk, whose memory the caller may reuse.
 func (f *Framer) stash() {
+	opcount.Add(opcount.BytesCopied, len(f.src)-f.pos)
 	f.buf = append(f.buf[:0], f.src[f.pos:]...)
 	f.setSrc(f.buf, true, f.pos)
 }
@@ -308,8 +315,10 @@ func (f *Framer) lineEnd() (end, next int, ok bool) {
 
 func indexByteFrom(s []byte, from int, c byte) int {
 	if i := bytes.IndexByte(s[from:], c); i >= 0 {
+		opcount.Add(opcount.StepsTaken, i+1) // bytes searched
 		return from + i
 	}
+	opcount.Add(opcount.StepsTaken, len(s)-from+1)
 	return len(s)
 }
 
@@ -335,9 +344,11 @@ func (f *Framer) field(ls, end int) {
 		f.d0, f.d1 = vs-f.pos, end-f.pos
 	case 1:
 		f.js = len(f.scratch)
+		opcount.Add(opcount.BytesCopied, f.d1-f.d0)
 		f.scratch = append(f.scratch, f.src[f.pos+f.d0:f.pos+f.d1]...)
 		fallthrough
 	default:
+		opcount.Add(opcount.BytesCopied, end-vs+1)
 		f.scratch = append(f.scratch, '\n')
 		f.scratch = append(f.scratch, f.src[vs:end]...)
 	}

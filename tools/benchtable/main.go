@@ -112,6 +112,39 @@ func main() {
 	}
 	table(os.Stdout, results, order)
 	linearity(os.Stdout, results)
+	twins(os.Stdout, results, order)
+}
+
+// twinGoal is the adversarial family's goal: a hostile shape costs at most this many times its normal twin.
+const twinGoal = 3
+
+// twins prints, per benchmark function, every <shape>/hostile beside its <shape>/normal (the adversarial
+// family: BenchmarkAdversarial natively, BenchmarkV8Adversarial and BenchmarkWazeroAdversarial in the module).
+func twins(w io.Writer, results map[string]result, order []string) {
+	header := ""
+	for _, name := range order {
+		base, ok := strings.CutSuffix(name, "/hostile")
+		if !ok {
+			continue
+		}
+		normal, ok := results[base+"/normal"]
+		if !ok {
+			continue
+		}
+		fn, shape, _ := strings.Cut(base, "/")
+		if fn != header {
+			header = fn
+			fmt.Fprintf(w, "\n%s: hostile / normal twin (goal <= %dx)\n\n", fn, twinGoal)
+			fmt.Fprintln(w, "| shape | hostile | normal | ratio |")
+			fmt.Fprintln(w, "|---|---:|---:|---:|")
+		}
+		ratio := results[name].nsPerOp / normal.nsPerOp
+		verdict := ""
+		if ratio > twinGoal {
+			verdict = " (over)"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %.2f%s |\n", shape, duration(results[name].nsPerOp), duration(normal.nsPerOp), ratio, verdict)
+	}
 }
 
 // duration prints a time in ns/op in the unit that suits it: nanoseconds below 100 µs (the hot-path

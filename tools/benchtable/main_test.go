@@ -70,3 +70,20 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestTwins(t *testing.T) {
+	in := "BenchmarkV8Adversarial/deep/hostile-2 \t 10 \t 300 ns/op\nBenchmarkV8Adversarial/deep/normal-2 \t 10 \t 100 ns/op\n" +
+		"BenchmarkV8Adversarial/keys/hostile-2 \t 10 \t 500 ns/op\nBenchmarkV8Adversarial/keys/normal-2 \t 10 \t 100 ns/op\n" +
+		"BenchmarkV8Adversarial/alone/hostile-2 \t 10 \t 500 ns/op\n"
+	results, order := parse(strings.NewReader(in))
+	var out strings.Builder
+	twins(&out, results, order)
+	for _, want := range []string{"BenchmarkV8Adversarial: hostile / normal twin", "| deep | 300 ns | 100 ns | 3.00 |", "| keys | 500 ns | 100 ns | 5.00 (over) |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "alone") {
+		t.Errorf("a hostile benchmark without its twin was printed:\n%s", out.String())
+	}
+}
