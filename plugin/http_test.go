@@ -128,6 +128,27 @@ func behaviours() []behaviour {
 					t.Errorf("dropped params header %q", o.clientHead["x-aidialect-dropped-params"])
 				}
 			}},
+		// LangChain's AzureChatOpenAI without model= sends "model": null; Azure reads it as no model.
+		{"model null on a deployment path: the path names the model",
+			answered(exchange{config: testConfig, method: "POST",
+				path:    "/openai/deployments/llama-3-70b/chat/completions?api-version=2024-10-21",
+				headers: [][2]string{{"api-key", "client-key"}},
+				body:    []string{`{"messages":[{"role":"user","content":"hi"}],"model":null}`}}, 200, jsonHeaders, chatOK),
+			func(t *testing.T, o *outcome) {
+				if string(o.upstreamBody) != `{"messages":[{"role":"user","content":"hi"}],"model":"Meta-Llama-3-70B-Instruct"}` {
+					t.Errorf("upstream body %s (client got %d %s)", o.upstreamBody, o.status, o.clientBody)
+				}
+			}},
+		{"model null on a body-routed path: refused as missing", func() exchange {
+			ex := openAIChat("", "")
+			ex.body = []string{`{"model":null,"messages":[{"role":"user","content":"hi"}]}`}
+			return ex
+		}(), func(t *testing.T, o *outcome) {
+			wantLocal(400, "invalid_parameter")(t, o)
+			if !strings.Contains(string(o.clientBody), "names no model") {
+				t.Errorf("client got %s", o.clientBody)
+			}
+		}},
 		{"model listing answered locally", exchange{config: testConfig, method: "GET", path: "/v1/models"},
 			func(t *testing.T, o *outcome) {
 				var ids []string

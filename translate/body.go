@@ -260,6 +260,13 @@ func (b *RequestBody) duplicateBefore(i int) bool {
 func (b *RequestBody) readField(kind fieldKind, raw []byte) *Error {
 	switch kind {
 	case fieldModel:
+		if raw[0] == 'n' {
+			// null is no model, as the providers read it: clients of a route that names the deployment (Azure
+			// OpenAI's /openai/deployments/{d}, Azure AI's azureml-model-deployment) send "model": null
+			// (LangChain's AzureChatOpenAI without model=), and a body-routed request without one is refused
+			// as missing its model.
+			return nil
+		}
 		if raw[0] != '"' {
 			return NewError(ErrInvalidParameter, "model", "model must be a string naming the model")
 		}
