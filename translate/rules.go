@@ -161,12 +161,25 @@ func wrapStringInArray(c *renderContext, i int, p *memberPlan) *Error {
 	return nil
 }
 
-// wrapEmbeddingsInput is wrapStringInArray for embeddings input only (completions input is no such field).
+// wrapEmbeddingsInput is wrapStringInArray for embeddings input only (completions input is no such field),
+// for a target that embeds text only: OpenAI also takes token ids (arrays of integers, which LangChain's
+// OpenAIEmbeddings sends by default), and such a provider would answer them with an error that names
+// nothing the client can change, so they are refused here with the fix.
 func wrapEmbeddingsInput(c *renderContext, i int, p *memberPlan) *Error {
 	if c.req.Op != OpEmbeddings {
 		return nil
 	}
-	return wrapStringInArray(c, i, p)
+	if e := wrapStringInArray(c, i, p); e != nil {
+		return e
+	}
+	input := c.body.members[i].Value(c.body.src)
+	for element, pos := nextElement(input, 0); element != nil; element, pos = nextElement(input, pos) {
+		if element[0] != '"' {
+			return NewError(ErrInvalidParameter, "input", "the provider of this model embeds text only: input must be a "+
+				"string or an array of strings, not token ids (LangChain: OpenAIEmbeddings(check_embedding_ctx_length=False))")
+		}
+	}
+	return nil
 }
 
 // renameToMaxTokens is the row of a target that knows max_tokens but not max_completion_tokens: the newer
