@@ -95,7 +95,7 @@ func storedResponseRefusal(method, path string) *Error {
 	return NewError(ErrUnsupportedParameter, "response_id", method+" "+quoteForMessage(path)+
 		" needs a response stored at the provider, and this gateway routes each request by its model and keeps no "+
 		"responses: create responses with store: false and send the whole conversation in input instead of "+
-		"previous_response_id (AI SDK: providerOptions.openai.store = false)")
+		"previous_response_id (AI SDK: providerOptions.openai.store = false; LangChain: use_previous_response_id=False)")
 }
 
 // bridges reports whether a request reaches its target as Chat Completions: a Responses request toward a

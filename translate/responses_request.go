@@ -155,7 +155,7 @@ type responsesField struct {
 }
 
 // storeFalseFix is how a client stops relying on state the gateway does not keep.
-const storeFalseFix = "send store: false and the whole conversation in input (AI SDK: providerOptions.openai.store = false)"
+const storeFalseFix = "send store: false and the whole conversation in input (AI SDK: providerOptions.openai.store = false; LangChain: use_previous_response_id=False)"
 
 // responsesFields is every top-level field of a Responses request the bridge accepts, in the order the chat
 // request is written.
@@ -1018,7 +1018,7 @@ func (b *requestBridge) writeItem(at paramPath, f *objectFields) *Error {
 	case jsonStringIs(typ, "item_reference"), typ == nil && f.value[keyID] != nil:
 		return NewError(ErrUnsupportedParameter, "input", at.String()+" is an item_reference, a pointer to an "+
 			"item stored at OpenAI, and the gateway keeps no stored items: send store: false with the full "+
-			"history in input (AI SDK: providerOptions.openai.store = false)")
+			"history in input (AI SDK: providerOptions.openai.store = false; LangChain: use_previous_response_id=False)")
 	case typ == nil:
 		return at.refusal(ErrInvalidParameter, "type", " has neither type nor role: "+
 			"send a message (role and content), function_call or function_call_output item")

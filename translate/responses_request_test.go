@@ -444,9 +444,9 @@ func TestBridgeRequestRefusalMessages(t *testing.T) {
 		{`{"model":"m","input":"hi","previous_response_id":"resp_1"}`, "previous_response_id",
 			"previous_response_id needs the gateway to keep earlier responses, which it does not for providers that " +
 				"have only Chat Completions: send store: false and the whole conversation in input (AI SDK: " +
-				"providerOptions.openai.store = false)"},
+				"providerOptions.openai.store = false; LangChain: use_previous_response_id=False)"},
 		{`{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, "input",
-			"the gateway keeps no stored items: send store: false with the full history in input (AI SDK: providerOptions.openai.store = false)"},
+			"the gateway keeps no stored items: send store: false with the full history in input (AI SDK: providerOptions.openai.store = false; LangChain: use_previous_response_id=False)"},
 		{`{"model":"m","input":"hi","conversation":"conv_1"}`, "conversation", storeFalseFix},
 		{`{"model":"m","input":"hi","background":true}`, "background", "leave background out"},
 		{`{"model":"m","input":"hi","prompt":{"id":"pmpt_1"}}`, "prompt", "send the template's text as instructions"},
