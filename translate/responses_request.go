@@ -1588,7 +1588,11 @@ func jsonStringIs(raw []byte, s string) bool {
 	if isJSONStringOf(raw, s) {
 		return true
 	}
-	return isJSONString(raw) && strings.IndexByte(bytesAsString(raw), '\\') >= 0 && decodeJSONString(raw) == s
+	// An escaped literal of s is at most 6 bytes a byte of s (\u0061) plus its quotes: a longer one cannot
+	// be s, and decoding it would cost its length (and an allocation) at each of the comparisons a member
+	// goes through.
+	return len(raw) <= 6*len(s)+2 && isJSONString(raw) && strings.IndexByte(bytesAsString(raw), '\\') >= 0 &&
+		decodeJSONString(raw) == s
 }
 
 // bytesAsString is b as a string, without a copy: b must not change while the string is in use.

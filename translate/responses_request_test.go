@@ -1009,3 +1009,30 @@ func TestBridgeEchoBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONStringIs: escaped literals of a name are read as the name; a literal too long to be the name is
+// judged without decoding it (a member compared with several names cost its length and an allocation each
+// time: 6x a 240 KB body in allocations for one escaped role).
+func TestJSONStringIs(t *testing.T) {
+	long := []byte(`"` + strings.Repeat(`\u0061`, 40000) + `"`)
+	for _, c := range []struct {
+		raw  string
+		name string
+		want bool
+	}{
+		{`"user"`, "user", true},
+		{`"us\u0065r"`, "user", true},
+		{`"\u0075\u0073\u0065\u0072"`, "user", true},
+		{`"users"`, "user", false},
+		{`"us\u0065rs"`, "user", false},
+		{`user`, "user", false},
+		{string(long), "user", false},
+	} {
+		if got := jsonStringIs([]byte(c.raw), c.name); got != c.want {
+			t.Errorf("jsonStringIs(%.40s, %q) = %v", c.raw, c.name, got)
+		}
+	}
+	if allocs := testing.AllocsPerRun(10, func() { jsonStringIs(long, "assistant") }); allocs != 0 {
+		t.Errorf("a 240 KB escaped literal compared with a name allocated %v times", allocs)
+	}
+}
