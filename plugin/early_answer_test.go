@@ -118,13 +118,18 @@ func TestEarlyAnswer(t *testing.T) {
 		// restAt is the response body chunk before which the rest of the request arrives (len(chunks): after
 		// the last one, when Envoy drops it); overlapAt likewise for another whole exchange (-1: none).
 		restAt, overlapAt int
+		rest              restKind
 	}
 	scripts := []script{
-		{"rest of the request after the response headers", 0, -1},
-		{"rest of the request after the first response chunk", 1, -1},
-		{"the response ends first", 99, -1},
-		{"another exchange after the response headers, then the rest", 1, 0},
-		{"another exchange after the first response chunk, then the rest", 1, 1},
+		{"rest of the request after the response headers", 0, -1, validRest},
+		{"rest of the request after the first response chunk", 1, -1, validRest},
+		{"the response ends first", 99, -1, validRest},
+		{"another exchange after the response headers, then the rest", 1, 0, validRest},
+		{"another exchange after the first response chunk, then the rest", 1, 1, validRest},
+		// The rest of a request answered early is neither checked nor forwarded: a body that would be refused
+		// gets no local reply (Envoy would reset the answer under way), and nothing goes upstream.
+		{"a rest that would be refused, after the first response chunk", 1, -1, refusableRest},
+		{"a rest ending in trailers, after the response headers", 0, -1, restWithTrailers},
 	}
 	for _, md := range modes {
 		t.Run(md.name, func(t *testing.T) {
@@ -135,7 +140,7 @@ func TestEarlyAnswer(t *testing.T) {
 					otherWant := sequentialAnswer(t, md, other, earlyAnswers[len(earlyAnswers)-1])
 					for _, sc := range scripts {
 						t.Run(req.name+"/"+ans.name+"/"+sc.name, func(t *testing.T) {
-							checkEarlyAnswer(t, md, req, ans, sc.restAt, sc.overlapAt, want, other, otherWant)
+							checkEarlyAnswer(t, md, req, ans, sc.restAt, sc.overlapAt, sc.rest, want, other, otherWant)
 						})
 					}
 				}
@@ -144,8 +149,17 @@ func TestEarlyAnswer(t *testing.T) {
 	}
 }
 
-func checkEarlyAnswer(t *testing.T, md mode, req earlyRequest, ans earlyAnswer, restAt, overlapAt int, want clientAnswer,
-	other earlyRequest, otherWant clientAnswer) {
+// restKind is how the rest of the request arrives.
+type restKind int
+
+const (
+	validRest        restKind = iota // the body's last two thirds, the last with end_of_stream
+	refusableRest                    // bytes that make the body invalid JSON and over max_request_bytes
+	restWithTrailers                 // the body's last two thirds, then trailers
+)
+
+func checkEarlyAnswer(t *testing.T, md mode, req earlyRequest, ans earlyAnswer, restAt, overlapAt int, kind restKind,
+	want clientAnswer, other earlyRequest, otherWant clientAnswer) {
 	host, err := hostemu.New(md.vm(t), []byte(hardeningConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -170,9 +184,18 @@ func checkEarlyAnswer(t *testing.T, md mode, req earlyRequest, ans earlyAnswer, 
 		t.Fatalf("first request chunk: %v %+v", err, x.Local)
 	}
 	rest := func() {
-		for i, c := range chunks[1:] {
-			if err := x.RequestChunk(c, i == len(chunks)-2); err != nil {
+		tail := chunks[1:]
+		if kind == refusableRest {
+			tail = [][]byte{bytes.Repeat([]byte("}"), 2<<20)}
+		}
+		for i, c := range tail {
+			if err := x.RequestChunk(c, i == len(tail)-1 && kind != restWithTrailers); err != nil {
 				t.Errorf("the rest of the request: %v", err)
+			}
+		}
+		if kind == restWithTrailers {
+			if err := x.RequestTrailers([][2]string{{"x-checksum", "abc"}}); err != nil {
+				t.Errorf("the request's trailers: %v", err)
 			}
 		}
 	}
@@ -206,6 +229,9 @@ func checkEarlyAnswer(t *testing.T, md mode, req earlyRequest, ans earlyAnswer, 
 	}
 	if restAt >= len(ans.chunks) {
 		rest() // Envoy drops request data once the response ended: the filter sees none of it
+	}
+	if x.Upstream != nil {
+		t.Errorf("the request went upstream after it was answered: %q", x.Upstream.Body)
 	}
 	got := clientAnswer{w.status, w.body, w.headers}
 	if x.Local != nil {

@@ -314,6 +314,23 @@ func (x *Exchange) RequestChunk(chunk []byte, last bool) error {
 	})
 }
 
+// RequestTrailers ends the request with trailers after BeginRequest and RequestChunk (its chunks sent with
+// last false). As with RequestChunk, nothing reaches the filter once the response ended or it answered
+// locally. A filter that holds the request may return Pause here only once the response began: the request
+// then ends with the response, as at end_of_stream; before that, a Pause hangs the request (envoy-host 4).
+func (x *Exchange) RequestTrailers(trailers [][2]string) error {
+	return x.h.do(func() error {
+		if x.Local != nil || x.responseEnded || x.withheld {
+			return nil
+		}
+		upTrailers, done, err := x.requestTrailersCallback(trailers)
+		if done || err != nil {
+			return err
+		}
+		return x.requestEnded(upTrailers)
+	})
+}
+
 // requestHeadersCallback runs OnHttpRequestHeaders; done: nothing more is delivered (a local reply, or
 // headers withheld).
 func (x *Exchange) requestHeadersCallback(headers [][2]string, endOfStream bool) (done bool, err error) {
@@ -374,7 +391,6 @@ func (x *Exchange) requestEnded(upTrailers [][2]string) error {
 
 // sendRequest runs with the host lock held.
 func (x *Exchange) sendRequest(headers [][2]string, chunks [][]byte, trailers [][2]string) error {
-	emu := x.h.emu
 	hasTrailers := trailers != nil
 	if done, err := x.requestHeadersCallback(headers, len(chunks) == 0 && !hasTrailers); done || err != nil {
 		return err
@@ -386,31 +402,47 @@ func (x *Exchange) sendRequest(headers [][2]string, chunks [][]byte, trailers []
 	}
 	var upTrailers [][2]string
 	if hasTrailers {
-		before := bytes.Clone(emu.GetCurrentRequestBody(x.id))
-		action := emu.CallOnRequestTrailers(x.id, trailers)
-		if err := x.checkFrozenRequest("OnHttpRequestTrailers"); err != nil {
+		var done bool
+		var err error
+		if upTrailers, done, err = x.requestTrailersCallback(trailers); done || err != nil {
 			return err
 		}
-		if local, err := x.localReply(action, "OnHttpRequestTrailers"); local || err != nil {
-			return err
-		}
-		if action != types.ActionContinue {
-			return ruleErr("envoy-host 4", "OnHttpRequestTrailers returned %v: nothing resumes the request, it would hang", action)
-		}
-		body := emu.GetCurrentRequestBody(x.id)
-		if x.requestHeld {
-			x.sent = append(x.sent, body...)
-		} else if !bytes.Equal(before, body) {
-			return ruleErr("envoy-host 4", "OnHttpRequestTrailers changed the request body, but Envoy holds none: "+
-				"every chunk already went upstream (pause the body callbacks to keep it)")
-		}
-		x.requestHeld = false
-		if x.requestHeaders == nil {
-			x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
-		}
-		upTrailers = currentTrailers(proxywasm.GetHttpRequestTrailers, trailers)
 	}
 	return x.requestEnded(upTrailers)
+}
+
+// requestTrailersCallback runs OnHttpRequestTrailers and returns the trailers as they go upstream; done: the
+// filter answered locally, or (once the response began) holds the request, which then ends with the response
+// as at end_of_stream. Before the response began, a Pause here hangs the request.
+func (x *Exchange) requestTrailersCallback(trailers [][2]string) (upTrailers [][2]string, done bool, err error) {
+	emu := x.h.emu
+	before := bytes.Clone(emu.GetCurrentRequestBody(x.id))
+	action := emu.CallOnRequestTrailers(x.id, trailers)
+	if err := x.checkFrozenRequest("OnHttpRequestTrailers"); err != nil {
+		return nil, true, err
+	}
+	if local, err := x.localReply(action, "OnHttpRequestTrailers"); local || err != nil {
+		return nil, true, err
+	}
+	if action != types.ActionContinue {
+		if x.responseBegun {
+			x.requestHeld = true
+			return nil, true, x.requestEnded(nil)
+		}
+		return nil, true, ruleErr("envoy-host 4", "OnHttpRequestTrailers returned %v: nothing resumes the request, it would hang", action)
+	}
+	body := emu.GetCurrentRequestBody(x.id)
+	if x.requestHeld {
+		x.sent = append(x.sent, body...)
+	} else if !bytes.Equal(before, body) {
+		return nil, true, ruleErr("envoy-host 4", "OnHttpRequestTrailers changed the request body, but Envoy holds none: "+
+			"every chunk already went upstream (pause the body callbacks to keep it)")
+	}
+	x.requestHeld = false
+	if x.requestHeaders == nil {
+		x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
+	}
+	return currentTrailers(proxywasm.GetHttpRequestTrailers, trailers), false, nil
 }
 
 // currentTrailers reads trailers as the trailers callback left them, through get (the SDK's getter for
@@ -449,6 +481,11 @@ func (x *Exchange) localReply(action types.Action, where string) (bool, error) {
 	}
 	r := &Response{Status: int(reply.StatusCode), Headers: cloneHeaders(reply.Headers), Body: bytes.Clone(reply.Data)}
 	x.Local = r
+	if x.responseBegun {
+		// Envoy cannot send a local reply once the upstream's response began: it resets the stream, and the
+		// client gets a cut answer (FilterManager::sendLocalReply; docs/envoy-host.md section 4b).
+		return true, ruleErr("envoy-host 5", "%s sent a local reply after the response began", where)
+	}
 	if action != types.ActionPause {
 		return true, ruleErr("envoy-host 5", "%s sent a local reply but returned %v instead of Pause", where, action)
 	}
