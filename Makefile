@@ -26,7 +26,7 @@ build:
 ## front of four mock providers, and the same demo without default_provider on 127.0.0.1:8081; prints the models
 ## and curls. CONFIG=file.json: your configuration, real providers, curls for its models.
 run: build
-	cd e2e && $(GO) run ./cmd/local -wasm ../$(WASM) $(if $(CONFIG),-config $(abspath $(CONFIG)))
+	cd e2e && $(GO) run ./cmd/local -wasm ../$(WASM) $(if $(CONFIG),-config $(abspath $(CONFIG))) $(RUNFLAGS)
 
 ## test: every test: translate, the filter natively and as the compiled .wasm (under wazero, and under V8 in
 ## Node: internal/v8host replays the golden cases), e2e with Go and npm SDKs, deployment files, the

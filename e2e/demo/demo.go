@@ -251,7 +251,15 @@ func (e *Env) Curls() []Curl {
 	if !e.Demo() {
 		return ConfigCurls(e.GatewayURL, e.config)
 	}
-	bearer := [][2]string{{"Authorization", "Bearer any-client-key"}}
+	clientKey, consumers := "any-client-key", readConfig(e.config).Consumers
+	if consumers {
+		clientKey = "$" + KeyVariable // the demo with consumers (local -consumer name=key): one of their keys
+	}
+	bearer := [][2]string{{"Authorization", "Bearer " + clientKey}}
+	var listAuth [][2]string
+	if consumers {
+		listAuth = bearer
+	}
 	curls := []Curl{
 		{Note: "an OpenAI client; " + ModelAzureOpenAI + " is served by Azure OpenAI (deployment gpt-4o-mini-prod)",
 			URL: e.GatewayURL + "/v1/chat/completions", Header: bearer,
@@ -264,14 +272,14 @@ func (e *Env) Curls() []Curl {
 			Body: `{"model":"` + ModelAzureAI + `",` + hello + `,"max_completion_tokens":64,"user":"demo"}`, Status: 200},
 		{Note: "an Azure OpenAI client (deployment in the path) embedding with Azure AI's " + ModelAzureAIEmbed,
 			URL:    e.GatewayURL + "/openai/deployments/" + ModelAzureAIEmbed + "/embeddings?api-version=" + translate.AzureOpenAI.DefaultAPIVersion(),
-			Header: [][2]string{{"api-key", "any-client-key"}}, Body: `{"input":"Say hello"}`, Status: 200},
+			Header: [][2]string{{"api-key", clientKey}}, Body: `{"input":"Say hello"}`, Status: 200},
 		{Note: "a Responses API client (the OpenAI SDKs' and the AI SDK's default); Azure AI has only chat completions, so the gateway bridges it",
 			Flags: "N", URL: e.GatewayURL + "/v1/responses", Header: bearer,
 			Body: `{"model":"` + ModelAzureAI + `","input":"Say hello","stream":true,"store":false}`, Status: 200},
 		{Note: ModelOpenAIChat + " is marked chat_only: its Responses requests go to OpenAI as chat completions",
 			URL: e.GatewayURL + "/v1/responses", Header: bearer,
 			Body: `{"model":"` + ModelOpenAIChat + `","instructions":"Be brief.","input":"Say hello","store":false}`, Status: 200},
-		{Note: "the models this gateway serves", URL: e.GatewayURL + "/v1/models", Status: 200},
+		{Note: "the models this gateway serves", URL: e.GatewayURL + "/v1/models", Header: listAuth, Status: 200},
 	}
 	notFound := func(base, note string) Curl {
 		return Curl{Note: note, Flags: "i", URL: base + "/v1/chat/completions", Header: bearer,

@@ -464,3 +464,16 @@ func TestConfigCurlsWithConsumers(t *testing.T) {
 		runCurl(t, c, map[string]string{KeyVariable: key})
 	}
 }
+
+// The demo with consumers (local -consumer name=key): every banner curl sends $AIDIALECT_KEY, and works
+// with a consumer's key in it.
+func TestDemoCurlsWithConsumers(t *testing.T) {
+	env := start(t, Options{Consumers: map[string]string{"alice": "key-of-alice"}})
+	env.NoDefaultURL = ""
+	for _, c := range env.Curls() {
+		if !strings.Contains(c.String(), "$"+KeyVariable) {
+			t.Errorf("without the consumer key: %s", c)
+		}
+		runCurl(t, c, map[string]string{KeyVariable: "key-of-alice"})
+	}
+}

@@ -34,6 +34,23 @@ func fatalf(format string, args ...any) {
 	os.Exit(1)
 }
 
+// pairFlag is a repeatable name=value flag.
+type pairFlag map[string]string
+
+func (p pairFlag) String() string { return fmt.Sprint(map[string]string(p)) }
+
+func (p pairFlag) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" || value == "" {
+		return fmt.Errorf("%q is not name=value", v)
+	}
+	if _, dup := p[name]; dup {
+		return fmt.Errorf("%s given twice", name)
+	}
+	p[name] = value
+	return nil
+}
+
 // readyPrefix starts the line a child writes on its standard output once it serves.
 const readyPrefix = "aidialect-local-ready "
 
@@ -44,7 +61,18 @@ func main() {
 	noDefaultListen := flag.String("no-default-listen", "127.0.0.1:8081", "with the demo, address of a second gateway serving it without default_provider (\"\": none)")
 	noDefault := flag.Bool("no-default", false, "serve the demo without default_provider (what the second gateway runs)")
 	child := flag.Bool("child", false, "run as the second gateway of a parent: report readiness on stdout, stop when stdin closes")
+	consumers := pairFlag{}
+	flag.Var(consumers, "consumer", "with the demo, a consumer as name=key (repeat the flag for more): every request then needs one of the keys")
+	upstreams := pairFlag{}
+	flag.Var(upstreams, "upstream", "with -config, a provider's traffic sent to a base URL instead of https to its host, as name=URL "+
+		"(repeat the flag; e.g. the mocks of go run ./cmd/mockproviders: openai=http://127.0.0.1:18081)")
 	flag.Parse()
+	if len(consumers) > 0 && *configPath != "" {
+		fatalf("-consumer adds consumers to the demo; with -config, put them in your configuration's \"consumers\" (key_sha256: printf %%s \"$KEY\" | sha256sum)")
+	}
+	if len(upstreams) > 0 && *configPath == "" {
+		fatalf("-upstream redirects a provider of your -config; the demo already sends every provider to its mock")
+	}
 	// proxytest narrates every host call through the standard logger; the gateway logs through its own.
 	log.SetOutput(io.Discard)
 
@@ -56,7 +84,8 @@ func main() {
 	if *noDefault {
 		prefix = "gateway (no default_provider): "
 	}
-	opts := demo.Options{Wasm: wasm, Listen: *listen, NoDefault: *noDefault, Logger: log.New(os.Stderr, prefix, log.LstdFlags)}
+	opts := demo.Options{Wasm: wasm, Listen: *listen, NoDefault: *noDefault, Logger: log.New(os.Stderr, prefix, log.LstdFlags),
+		Consumers: consumers, Upstreams: upstreams}
 	if *configPath != "" && !*child {
 		if opts.Config, err = os.ReadFile(*configPath); err != nil {
 			fatalf("reading the configuration: %v", err)
@@ -81,7 +110,7 @@ func main() {
 	}
 
 	if env.Demo() && !*noDefault && *noDefaultListen != "" {
-		c, err := startNoDefault(*wasmPath, *noDefaultListen)
+		c, err := startNoDefault(*wasmPath, *noDefaultListen, consumers)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "local: the gateway without default_provider did not start (%v); going on without it\n", err)
 		} else {
@@ -106,12 +135,16 @@ type childGateway struct {
 }
 
 // startNoDefault runs this program again as the gateway without default_provider and waits until it serves.
-func startNoDefault(wasmPath, listen string) (*childGateway, error) {
+func startNoDefault(wasmPath, listen string, consumers pairFlag) (*childGateway, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "-wasm", wasmPath, "-listen", listen, "-no-default", "-child")
+	args := []string{"-wasm", wasmPath, "-listen", listen, "-no-default", "-child"}
+	for name, key := range consumers {
+		args = append(args, "-consumer", name+"="+key)
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
