@@ -479,6 +479,15 @@ func badInputs() []badInput {
 					t.Errorf("the client chose the billed account: %q", o.upstreamHead)
 				}
 			}},
+		badInput{name: "the upstream's OpenAI-Organization and OpenAI-Project (the operator's account) do not reach the client",
+			ex: answered(chat(`{"model":"gpt-4.1",`+userMessages+`}`), 200, append([][2]string{{"openai-organization", "org-operator"},
+				{"openai-project", "proj-operator"}, {"openai-processing-ms", "12"}}, jsonHeaders...), chatOK),
+			passes: func(t *testing.T, o *outcome) {
+				if o.status != 200 || o.clientHead["openai-organization"] != "" || o.clientHead["openai-project"] != "" ||
+					o.clientHead["openai-processing-ms"] != "12" {
+					t.Errorf("client got %d %q", o.status, o.clientHead)
+				}
+			}},
 		badInput{name: "OpenAI-Organization is forwarded with the client's own key (passthrough)",
 			ex: func() exchange {
 				ex := withHeader(chat(`{"model":"gpt-4.1",`+userMessages+`}`), [2]string{"openai-organization", "org-client"})

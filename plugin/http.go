@@ -370,17 +370,24 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 			"provider "+quoteBounded(h.route.provider.name)+" answered a redirect ("+strconv.Itoa(h.status)+
 				"), which this gateway never follows: the operator should check its host and base_path"))
 	}
+	// The edits are made in one rebuild of the list (headerList.apply), in a kept buffer unless the list is
+	// held for the body's headers.
+	var edits headerEdits
+	if !h.route.provider.passthrough {
+		// OpenAI names the organization and project the gateway's key bills (openai-organization: the
+		// operator's org id): the operator's, not for every consumer to read.
+		for _, name := range translate.ClientAccountHeaders {
+			edits.del(name)
+		}
+	}
 	if enc != "" && !strings.EqualFold(enc, "identity") {
 		// We asked for identity; a body we cannot read is forwarded as is, and counted.
 		h.metrics.countError(codeUpstreamEncoded)
 		proxywasm.LogWarnf("aidialect: %s answered with content-encoding %q; forwarded untranslated", h.route.provider.name, enc)
-		h.respHeaders.writeResponse() // redacted values only
+		h.writeResponseHeaders(edits.list()) // redacted values, the account headers removed
 		h.responseBegun = true
 		return types.ActionContinue
 	}
-	// The edits are made in one rebuild of the list (headerList.apply), in a kept buffer unless the list is
-	// held for the body's headers.
-	var edits headerEdits
 	if len(h.dropped) > 0 {
 		edits.set("x-aidialect-dropped-params", droppedParamsHeader(h.dropped, h.droppedMore))
 	}
