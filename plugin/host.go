@@ -24,10 +24,9 @@ func requestHeader(name string) string {
 // requestState holds the buffers one exchange needs; they are reused across requests so a long-lived worker
 // does not allocate per request.
 type requestState struct {
-	body    translate.RequestBody
-	out     []byte
-	scratch []byte
-	stream  translate.Stream
+	body   translate.RequestBody
+	out    []byte
+	stream translate.Stream
 }
 
 // statePool is a free list: the VM runs one callback at a time, so no locking is needed.
@@ -67,14 +66,14 @@ func (p *statePool) put(s *requestState) {
 	if len(p.free) >= maxPooledStates || s.footprint() > maxPooledFootprint {
 		return
 	}
-	s.out, s.scratch = s.out[:0], s.scratch[:0]
+	s.out = s.out[:0]
 	s.body.Release()
 	s.stream.Release()
 	p.free = append(p.free, s)
 }
 
 func (s *requestState) footprint() int {
-	return cap(s.out) + cap(s.scratch) + s.body.Footprint() + s.stream.Footprint()
+	return cap(s.out) + s.body.Footprint() + s.stream.Footprint()
 }
 
 // handled records n body bytes about to be read from the host, and collects once enough of them piled up. Called from
