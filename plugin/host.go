@@ -62,14 +62,20 @@ func (p *statePool) get() *requestState {
 	return &requestState{}
 }
 
-func (p *statePool) put(s *requestState) {
-	if len(p.free) >= maxPooledStates || s.footprint() > maxPooledFootprint {
-		return
+// put returns a finished exchange's state to the pool; it reports false when the state grew too large to
+// be kept (its buffers are then garbage).
+func (p *statePool) put(s *requestState) (pooled bool) {
+	if s.footprint() > maxPooledFootprint {
+		return false
+	}
+	if len(p.free) >= maxPooledStates {
+		return true // small: the collector takes it in its time
 	}
 	s.out = s.out[:0]
 	s.body.Release()
 	s.stream.Release()
 	p.free = append(p.free, s)
+	return true
 }
 
 func (s *requestState) footprint() int {

@@ -706,8 +706,17 @@ func (h *httpContext) OnHttpStreamDone() {
 	}
 	h.injectFault("OnHttpStreamDone")
 	if h.state != nil {
-		h.plugin.pool.put(h.state)
+		pooled := h.plugin.pool.put(h.state)
 		h.state = nil
+		if !pooled {
+			// An exchange whose buffers grew past what is pooled (megabytes of body, of answer, of a bridged
+			// stream's text) is collected as it ends: until the next collection, the collector's goal stays
+			// at twice the heap it saw live during the exchange, and the next large exchange would grow linear
+			// memory beside this one's garbage instead of reusing it.
+			h.exchange, h.pieceChunk = translate.Exchange{}, nil
+			h.plugin.pool.collect()
+			return
+		}
 	}
 	h.plugin.pool.maybeCollect()
 }
