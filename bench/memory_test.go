@@ -201,7 +201,36 @@ func worstCaseBurst() []benchdata.Mixed {
 		{X: responses("8 MiB bridged Responses request", bridged, 128).AnswerWith(200, jsonHead, [][]byte{okAnswer}), Status: 200},
 		{X: responses("8 MiB bridged Responses stream", bridgedStream, 128).AnswerWith(200,
 			[][2]string{{"content-type", "text/event-stream"}}, [][]byte{okEvents}), Status: 200},
+		{X: bridgedStreamAtCap("bridged stream holding 4 MiB of text", func(i int, part string) string {
+			return `{"content":"` + part + `"}`
+		}), Status: 200},
+		{X: bridgedStreamAtCap("bridged stream holding 4 MiB of tool-call arguments", func(i int, part string) string {
+			head := `"index":0`
+			if i == 0 {
+				head += `,"id":"call_1","type":"function","function":{"name":"lookup","arguments":"` + part + `"}`
+				return `{"tool_calls":[{` + head + `}]}`
+			}
+			return `{"tool_calls":[{` + head + `,"function":{"arguments":"` + part + `"}}]}`
+		}), Status: 200},
 	}
+}
+
+// bridgedStreamAtCap is a Responses stream bridged from the azure-ai provider's chat stream whose deltas
+// (delta(i, part) for the i-th of four parts of just under 1 MiB) add up to just under the 4 MiB of text and
+// arguments a bridged stream holds: its end repeats them four times (text.done, content_part.done,
+// output_item.done and response.completed), in 64 KiB network chunks.
+func bridgedStreamAtCap(name string, delta func(i int, part string) string) *benchdata.Exchange {
+	body := []byte(`{"model":"llama-3-70b","input":"hi","stream":true}`)
+	const head = `{"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":`
+	var events bytes.Buffer
+	events.WriteString("data: " + head + `{"role":"assistant"},"finish_reason":null}]}` + "\n\n")
+	part := strings.Repeat("z", 1<<20-4<<10)
+	for i := 0; i < 4; i++ {
+		events.WriteString("data: " + head + delta(i, part) + `,"finish_reason":null}]}` + "\n\n")
+	}
+	events.WriteString("data: " + head + `{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n")
+	return responses(name, body, 1).AnswerWith(200, [][2]string{{"content-type", "text/event-stream"}},
+		benchdata.Split(events.Bytes(), 64<<10))
 }
 
 // responses is an OpenAI client's Responses request named name, its body cut into bodyChunks chunks.

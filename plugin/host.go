@@ -24,10 +24,9 @@ func requestHeader(name string) string {
 // requestState holds the buffers one exchange needs; they are reused across requests so a long-lived worker
 // does not allocate per request.
 type requestState struct {
-	body    translate.RequestBody
-	out     []byte
-	scratch []byte
-	stream  translate.Stream
+	body   translate.RequestBody
+	out    []byte
+	stream translate.Stream
 }
 
 // statePool is a free list: the VM runs one callback at a time, so no locking is needed.
@@ -63,18 +62,24 @@ func (p *statePool) get() *requestState {
 	return &requestState{}
 }
 
-func (p *statePool) put(s *requestState) {
-	if len(p.free) >= maxPooledStates || s.footprint() > maxPooledFootprint {
-		return
+// put returns a finished exchange's state to the pool; it reports false when the state grew too large to
+// be kept (its buffers are then garbage).
+func (p *statePool) put(s *requestState) (pooled bool) {
+	if s.footprint() > maxPooledFootprint {
+		return false
 	}
-	s.out, s.scratch = s.out[:0], s.scratch[:0]
+	if len(p.free) >= maxPooledStates {
+		return true // small: the collector takes it in its time
+	}
+	s.out = s.out[:0]
 	s.body.Release()
 	s.stream.Release()
 	p.free = append(p.free, s)
+	return true
 }
 
 func (s *requestState) footprint() int {
-	return cap(s.out) + cap(s.scratch) + s.body.Footprint() + s.stream.Footprint()
+	return cap(s.out) + s.body.Footprint() + s.stream.Footprint()
 }
 
 // handled records n body bytes about to be read from the host, and collects once enough of them piled up. Called from

@@ -268,13 +268,6 @@ func TestStatePool(t *testing.T) {
 				t.Errorf("pooled a state of footprint %d", maxPooledFootprint+1)
 			}
 		}},
-		{"scratch counts too", func(t *testing.T, p *statePool) {
-			p.put(&requestState{out: make([]byte, 0, maxPooledFootprint/2), scratch: make([]byte, 3, maxPooledFootprint/2-base+1)})
-			p.put(&requestState{out: make([]byte, 0, maxPooledFootprint/2), scratch: make([]byte, 3, maxPooledFootprint/2-base)})
-			if len(p.free) != 1 || len(p.free[0].scratch) != 0 {
-				t.Errorf("pooled %d states", len(p.free))
-			}
-		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -340,14 +333,13 @@ func TestPooledStateReleasesTheRequest(t *testing.T) {
 		t.Fatalf("parsed model %q", s.body.Model)
 	}
 	s.out = append(s.out, "rendered"...)
-	s.scratch = append(s.scratch, "scratch"...)
 	s.stream.Reset(translate.Exchange{Client: translate.OpenAI, Provider: translate.OpenAI, Op: translate.OpChatCompletions}, 1024)
 	p.put(s)
 	if got := p.get(); got != s {
 		t.Fatal("the state was not pooled")
 	}
-	if s.body.Model != "" || len(s.out) != 0 || len(s.scratch) != 0 {
-		t.Errorf("kept: model %q out %q scratch %q", s.body.Model, s.out, s.scratch)
+	if s.body.Model != "" || len(s.out) != 0 {
+		t.Errorf("kept: model %q out %q", s.body.Model, s.out)
 	}
 }
 

@@ -58,11 +58,17 @@ type httpContext struct {
 	droppedMore                       int // dropped parameters past those listed in dropped
 	exchange                          translate.Exchange
 
-	mode           responseMode
-	status         int
-	holdHeaders    bool // response headers paused until the body tells which headers to add
-	streamFailed   bool
-	streamClosed   bool
+	mode         responseMode
+	status       int
+	holdHeaders  bool // response headers paused until the body tells which headers to add
+	streamFailed bool
+	streamClosed bool
+	// emit is emitPiece as a func value; pieceChunk the body chunk the current callback was given, pieces
+	// the pieces of output it sent so far, manyPieces whether it may send more than one.
+	emit           func(piece []byte)
+	pieceChunk     []byte
+	pieces         int
+	manyPieces     bool
 	responseBegun  bool // response headers went downstream: a local reply is no longer possible
 	localReplyCode int
 	reqHeaders     headerList // read once in OnHttpRequestHeaders, written once when the route is applied
@@ -541,11 +547,9 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 	case responseStream:
 		if !h.streamClosed {
 			h.streamClosed = true
-			if tail := h.cfg.secrets.Redact(h.closeStream()); len(tail) > 0 {
-				if err := proxywasm.AppendHttpResponseBody(tail); err != nil {
-					proxywasm.LogWarnf("aidialect: appending the stream's end in the trailers callback failed: %v", err)
-				}
-			}
+			// The body already went on: every piece of the end is appended.
+			h.beginPieces(nil, true)
+			h.closeStream()
 		}
 	case responseJSON, responseError:
 		// The body ended without end_of_stream; what Envoy buffered is all there is.
@@ -561,49 +565,84 @@ func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
 		proxywasm.LogWarnf("aidialect: reading a stream chunk failed: %v", err)
 		return types.ActionContinue
 	}
-	var out []byte
-	switch {
-	case h.streamFailed || h.streamClosed:
-		out = nil // the client already got its error event and [DONE]
-	default:
-		translated, werr := h.state.stream.Write(chunk)
-		if werr != nil {
+	// The chunk's output goes in pieces of whole events (a bridged stream's end repeats up to 4 MiB four
+	// times): the first replaces the chunk, the others are appended, each redacted on its own.
+	h.beginPieces(chunk, false)
+	// A bridged stream's chunk may give several pieces, and the last chunk's output is followed by the end.
+	h.manyPieces = h.exchange.Bridge != nil || endOfStream
+	if !h.streamFailed && !h.streamClosed { // else the client already got its last event
+		if werr := h.state.stream.WriteTo(chunk, h.emit); werr != nil {
 			// Closed as well: the failure is the client's last event, and a trailers callback must not end
 			// the stream a second time.
 			h.streamFailed, h.streamClosed = true, true
 			h.metrics.countError(codeStreamEventTooBig)
 			proxywasm.LogWarnf("aidialect: %s sent a stream event over max_event_bytes (%d): %v", h.route.provider.name, h.cfg.maxEventBytes, werr)
-			out = h.state.stream.Failure(translate.NewError(translate.ErrUpstreamStream, "",
-				"the provider sent a stream event larger than this gateway accepts (max_event_bytes)"))
-		} else {
-			out = translated
+			h.emitPiece(h.state.stream.Failure(translate.NewError(translate.ErrUpstreamStream, "",
+				"the provider sent a stream event larger than this gateway accepts (max_event_bytes)")))
+		} else if endOfStream {
+			h.streamClosed = true
+			h.closeStream()
 		}
 	}
-	if endOfStream && !h.streamFailed && !h.streamClosed {
-		h.streamClosed = true
-		// The chunk's output may live in the stream's own buffer, which Close writes its tail into: keep a
-		// copy first (Envoy often hands the last data with end_of_stream).
-		out = append(h.state.scratch[:0], out...)
-		out = append(out, h.closeStream()...)
-		h.state.scratch = out[:0]
-	}
-	out = h.cfg.secrets.Redact(out)
-	if !sameBytes(out, chunk) {
-		if err := proxywasm.ReplaceHttpResponseBody(out); err != nil {
+	if h.pieces == 0 && len(chunk) > 0 {
+		// Nothing of this chunk is for the client (yet: an event still incomplete, or the stream is over).
+		if err := proxywasm.ReplaceHttpResponseBody(nil); err != nil {
 			proxywasm.LogWarnf("aidialect: replacing a stream chunk failed: %v", err)
 		}
 	}
+	h.pieceChunk = nil
 	return types.ActionContinue
 }
 
-func (h *httpContext) closeStream() []byte {
+// beginPieces prepares emitPiece for a callback's output: chunk is the body the callback was given (nil in
+// the trailers callback, whose pieces are all appended, as appendOnly says).
+func (h *httpContext) beginPieces(chunk []byte, appendOnly bool) {
+	if h.emit == nil {
+		h.emit = h.emitPiece // one func value per exchange, not one per chunk
+	}
+	h.pieceChunk, h.pieces = chunk, 0
+	if appendOnly {
+		h.pieces = 1
+	}
+}
+
+// emitPiece sends one piece of a stream's output (whole events) to the client, redacted: the first piece of a
+// body callback replaces the chunk, unless it is the chunk itself, and every later one is appended after it
+// (docs/envoy-host.md section 4: in a body callback, proxy_set_buffer_bytes from 0 drains the chunk and
+// writes the piece; from past its end, it adds to it).
+func (h *httpContext) emitPiece(piece []byte) {
+	piece = h.cfg.secrets.Redact(piece)
+	first := h.pieces == 0
+	h.pieces++
+	switch {
+	case first && sameBytes(piece, h.pieceChunk):
+	case first && !h.manyPieces:
+		if err := proxywasm.ReplaceHttpResponseBody(piece); err != nil {
+			proxywasm.LogWarnf("aidialect: replacing a stream chunk failed: %v", err)
+		}
+	case first:
+		// The chunk is emptied and every piece appended: the next piece reuses this one's buffer, and a host
+		// that kept a view of a replacement instead of a copy (proxytest, under internal/hostemu) would see
+		// it change; an append is copied by every host.
+		if err := proxywasm.ReplaceHttpResponseBody(nil); err != nil {
+			proxywasm.LogWarnf("aidialect: replacing a stream chunk failed: %v", err)
+		}
+		fallthrough
+	default:
+		if err := proxywasm.AppendHttpResponseBody(piece); err != nil {
+			proxywasm.LogWarnf("aidialect: appending to a stream chunk failed: %v", err)
+		}
+	}
+}
+
+// closeStream ends the stream, its last events handed to emitPiece.
+func (h *httpContext) closeStream() {
 	s := &h.state.stream
-	tail := s.Close()
+	s.CloseTo(h.emit)
 	if s.Truncated() {
 		h.metrics.countError(codeUpstreamStreamCut)
 	}
 	h.metrics.countTokens(h.route.metricID, s.Usage())
-	return tail
 }
 
 // finishBufferedAnswer translates a complete JSON answer or error body.
@@ -678,8 +717,17 @@ func (h *httpContext) OnHttpStreamDone() {
 	}
 	h.injectFault("OnHttpStreamDone")
 	if h.state != nil {
-		h.plugin.pool.put(h.state)
+		pooled := h.plugin.pool.put(h.state)
 		h.state = nil
+		if !pooled {
+			// An exchange whose buffers grew past what is pooled (megabytes of body, of answer, of a bridged
+			// stream's text) is collected as it ends: until the next collection, the collector's goal stays
+			// at twice the heap it saw live during the exchange, and the next large exchange would grow linear
+			// memory beside this one's garbage instead of reusing it.
+			h.exchange, h.pieceChunk = translate.Exchange{}, nil
+			h.plugin.pool.collect()
+			return
+		}
 	}
 	h.plugin.pool.maybeCollect()
 }

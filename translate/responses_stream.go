@@ -111,12 +111,21 @@ type responsesEvents struct {
 	kindCount [3]int
 	// held is the bytes of text and arguments kept for the .done events and the terminal event.
 	held int
+	// emit, when set (Stream.WriteTo, CloseTo), takes the events written so far, whole, each time they reach
+	// pieceBytes and at the end of each call, and the buffer is reused: the end of a stream, which repeats
+	// everything held, is never in memory at once.
+	emit func(piece []byte)
 }
+
+// pieceBytes is the size small events are batched up to before they are handed to emit. A piece is one or
+// more whole events, so a key redacted from each piece is found as surely as in one buffer; an event larger
+// than this goes with the small ones before it, and then it is the most the buffer holds.
+const pieceBytes = 64 << 10
 
 // reset prepares the converter for a new stream with the request's echo; maxEventBytes bounds one input
 // event (<= 0: sse.DefaultMaxEventBytes).
 func (r *responsesEvents) reset(echo *responsesEcho, maxEventBytes int) {
-	r.echo = echo
+	r.echo, r.emit = echo, nil
 	r.framer.Reset()
 	r.framer.SetLimit(maxEventBytes)
 	r.seq, r.started, r.ended = 0, false, false
@@ -154,9 +163,18 @@ func (r *responsesEvents) finished() bool { return r.ended }
 func (r *responsesEvents) begin(dst []byte) { r.w.out = dst }
 
 func (r *responsesEvents) end() []byte {
+	if r.emit != nil && len(r.w.out) > 0 {
+		r.flush()
+	}
 	dst := r.w.out
 	r.w.out = nil // the caller's buffer, not the converter's to keep
 	return dst
+}
+
+// flush hands the whole events written so far to emit and empties the buffer for the next ones.
+func (r *responsesEvents) flush() {
+	r.emit(r.w.out)
+	r.w.out = r.w.out[:0]
 }
 
 // write takes the next bytes of the chat stream, cut anywhere, and appends the Responses events they
@@ -364,6 +382,9 @@ const eventEnd = "}\n\n"
 // open begins an event: its event line, and its data's type and sequence_number members. Every event
 // starts here, so it appends directly rather than through bridgeWriter's calls: the code is here once.
 func (r *responsesEvents) open(typ string) {
+	if r.emit != nil && len(r.w.out) >= pieceBytes {
+		r.flush()
+	}
 	out := append(r.w.out, "event: "...)
 	out = append(out, typ...)
 	out = append(out, "\ndata: {\"type\":\""...)
@@ -433,7 +454,7 @@ func (r *responsesEvents) addItem(kind bridgedItemKind) int {
 	if kind != reasoningItem && r.reasoning >= 0 {
 		// Reasoning comes before what it led to: its item closes before the next opens, repeating its text
 		// three times.
-		r.reserve(3*len(r.items[r.reasoning].text) + endItemBytes)
+		r.reserve(3*len(r.items[r.reasoning].text)+endItemBytes, len(r.items[r.reasoning].text)+endItemBytes)
 		r.closeItem(r.reasoning, responseStatusCompleted)
 	}
 	i := len(r.items)
@@ -636,7 +657,9 @@ func (r *responsesEvents) finalize() {
 	r.start(nil, nil, nil, nil)
 	// Every open item's .done events repeat its contents three times (text.done, part.done, item.done, or
 	// arguments.done and item.done), and the terminal event once more.
-	r.reserve(4*r.held + (len(r.items)+1)*endItemBytes + r.echoBytes() + 4096)
+	// In pieces, the largest of them is the terminal event, which repeats everything once.
+	terminalBytes := r.held + (len(r.items)+1)*endItemBytes + r.echoBytes() + 4096
+	r.reserve(3*r.held+terminalBytes, terminalBytes)
 	r.resp.status, r.resp.incompleteReason = finishStatus(r.finish)
 	if len(r.items) == 0 {
 		// An answer with nothing in it still gets its (empty) message, as a JSON answer does.
@@ -665,11 +688,18 @@ func (r *responsesEvents) finalize() {
 // besides its contents: ids, statuses, indexes, the events' own members.
 const endItemBytes = 1024
 
-// reserve makes room for n more bytes of output in one allocation. The end of a stream repeats up to four
-// times the 4 MiB held over the stream: grown by append (in steps of a quarter past a few hundred KiB),
-// the output would leave several times its size in garbage before the collector runs, in a linear memory
-// that never shrinks.
-func (r *responsesEvents) reserve(n int) {
+// reserve makes room for the bytes about to be written in one allocation: whole, n more; in pieces (emit
+// set), what was written is handed on first, and the room is for the largest event to come, oneEvent, and
+// the small events batched before it. The end of a stream repeats up to four times the 4 MiB held over the
+// stream: grown by append (in steps of a quarter past a few hundred KiB), the output would leave several
+// times its size in garbage before the collector runs, in a linear memory that never shrinks.
+func (r *responsesEvents) reserve(n, oneEvent int) {
+	if r.emit != nil {
+		if len(r.w.out) > 0 {
+			r.flush()
+		}
+		n = oneEvent + pieceBytes
+	}
 	if cap(r.w.out)-len(r.w.out) >= n {
 		return
 	}
@@ -724,7 +754,8 @@ func (r *responsesEvents) failWithLiteral(message []byte) {
 // (zeros when the upstream gave none).
 func (r *responsesEvents) terminal(typ string) {
 	r.ended = true
-	r.reserve(r.held + len(r.items)*endItemBytes + r.echoBytes() + 4096)
+	n := r.held + len(r.items)*endItemBytes + r.echoBytes() + 4096
+	r.reserve(n, n)
 	r.resp.usage = &r.usage
 	r.responseEvent(typ)
 }

@@ -118,12 +118,7 @@ const (
 // result aliases chunk or the translator's buffer and is valid until the next call.
 func (s *Stream) Write(chunk []byte) ([]byte, error) {
 	if s.bridge != nil {
-		chat, err := s.writeChat(chunk)
-		if err != nil {
-			return nil, err
-		}
-		s.bout, err = s.bridge.events.write(s.bout[:0], chat)
-		return s.bout, err
+		return s.writeBridged(chunk, nil)
 	}
 	return s.writeChat(chunk)
 }
@@ -187,12 +182,7 @@ func (s *Stream) writeChat(chunk []byte) ([]byte, error) {
 // SDKs report the truncation instead of a silently short answer.
 func (s *Stream) Close() []byte {
 	if s.bridge != nil {
-		tail := s.closeChat()
-		var err error
-		if s.bout, err = s.bridge.events.write(s.bout[:0], tail); err != nil {
-			return s.bridge.events.fail(s.bout[:0], err.Error())
-		}
-		return s.bridge.events.close(s.bout)
+		return s.closeBridged(nil)
 	}
 	return s.closeChat()
 }

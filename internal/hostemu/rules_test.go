@@ -3,6 +3,7 @@ package hostemu_test
 import (
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/aidialect/aidialect/internal/hostemu"
@@ -41,6 +42,29 @@ func playNative(t *testing.T, sc *hostemu.Scenario) string {
 	defer h.Close()
 	_, err = hostemu.PlayScenario(h, sc)
 	return hostemu.Verdict(err)
+}
+
+// TestReplaceThenAppend: in a body callback, a replacement followed by appends gives the client the
+// replacement, then each append, in order (docs/envoy-host.md section 4: Envoy's Buffer::copyFrom drains and
+// prepends from offset 0, adds from past the end).
+func TestReplaceThenAppend(t *testing.T) {
+	c, ok := hostemu.Rules.Check("stream-chunk-replaced-then-appended")
+	if !ok {
+		t.Fatal("the rule table has no stream-chunk-replaced-then-appended")
+	}
+	h, err := hostemu.New(ruleguest.VM(), c.Scenario.Guest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	o, err := hostemu.PlayScenario(h, c.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three body callbacks: the two chunks, and the empty one that ends the stream.
+	if want := strings.Repeat("data: 1\n\ndata: 2\n\ndata: 3\n\n", 3); string(o.ClientBody) != want {
+		t.Errorf("client body %q, want %q", o.ClientBody, want)
+	}
 }
 
 // TestRuleTableNamesEveryCheck: each place hostemu.go reports a broken rule is one check of the table, so a
