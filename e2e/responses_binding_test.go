@@ -17,8 +17,12 @@ import (
 	"github.com/aidialect/aidialect/e2e/demo"
 )
 
-// boundTag is the tag the gateway appends to the response ids it hands a consumer.
-var boundTag = regexp.MustCompile(`_[0-9a-f]{32}$`)
+// boundForm is the form of the response ids the gateway hands a consumer: resp_ and the hex of a 16-byte tag
+// and the provider's id encrypted; providerForm is the mock's own (resp_ and 50 hex digits).
+var (
+	boundForm    = regexp.MustCompile(`^resp_[0-9a-f]{64,}$`)
+	providerForm = regexp.MustCompile(`^resp_[0-9a-f]{50}$`)
+)
 
 // TestResponsesBoundToConsumers: with two consumers in front of the mock providers, which keep every
 // response stored under the gateway's one provider key, each consumer continues its own responses (JSON and
@@ -65,14 +69,13 @@ func TestResponsesBoundToConsumers(t *testing.T) {
 					st, code, msg := respStatus(err)
 					t.Fatalf("first turn: %d %s: %s", st, code, msg)
 				}
-				if !boundTag.MatchString(first.ID) || !strings.HasPrefix(first.ID, "resp_") {
+				if !boundForm.MatchString(first.ID) || providerForm.MatchString(first.ID) {
 					t.Errorf("team-a got the id %q, not bound to it", first.ID) // and team-b's attempts below show why it matters
 				}
-				providerID := boundTag.ReplaceAllString(first.ID, "")
 
-				// team-b tries team-a's id, then the provider's own: refused, the provider never asked
+				// team-b tries team-a's id: refused, the provider never asked
 				before := len(m.Received())
-				for _, id := range []string{first.ID, providerID} {
+				for _, id := range []string{first.ID} {
 					_, err := b.Responses.New(ctx, responses.ResponseNewParams{
 						Model: r.model, Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What did they say?")},
 						PreviousResponseID: openai.String(id),
@@ -109,12 +112,26 @@ func TestResponsesBoundToConsumers(t *testing.T) {
 				if completed.OutputText() != "echo: And then?" || completed.PreviousResponseID != first.ID {
 					t.Errorf("continued: text %q, previous_response_id %q (want %q)", completed.OutputText(), completed.PreviousResponseID, first.ID)
 				}
-				if len(ids) != 3 || ids[0] != ids[1] || ids[1] != ids[2] || !boundTag.MatchString(ids[0]) || ids[0] == first.ID {
+				if len(ids) != 3 || ids[0] != ids[1] || ids[1] != ids[2] || !boundForm.MatchString(ids[0]) || ids[0] == first.ID {
 					t.Errorf("lifecycle ids %q: want one new id, bound, in each", ids)
 				}
 				recs := m.Received()[before:]
-				if len(recs) != 1 || gjson.GetBytes(recs[0].Body, "previous_response_id").String() != providerID {
-					t.Fatalf("the provider did not get its own id:%s", upstreamLog(m, before))
+				providerID := ""
+				if len(recs) == 1 {
+					providerID = gjson.GetBytes(recs[0].Body, "previous_response_id").String()
+				}
+				if !providerForm.MatchString(providerID) || strings.Contains(first.ID, providerID[min(len(providerID), len("resp_")):]) {
+					t.Fatalf("the provider did not get its own id (%q), or it can be read in the bound one %q:%s", providerID, first.ID, upstreamLog(m, before))
+				}
+
+				// team-b tries the provider's own id (which no client sees): refused, the provider never asked
+				before = len(m.Received())
+				_, err = b.Responses.New(ctx, responses.ResponseNewParams{
+					Model: r.model, Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What did they say?")},
+					PreviousResponseID: openai.String(providerID),
+				})
+				if st, code, _ := respStatus(err); st != 400 || code != "previous_response_not_found" || len(m.Received()) != before {
+					t.Errorf("team-b continuing the provider's id: %d %q, the mock asked %d times", st, code, len(m.Received())-before)
 				}
 
 				// the streamed response is team-a's too

@@ -12,17 +12,36 @@ import (
 )
 
 // boundID is the id a consumer gets for a provider's response id, computed here from the documented
-// construction (SECURITY.md, translate/binding.go) with the standard library: 128 bits of
-// HMAC-SHA256(SHA-256(label || secret), len(name) || name || id) in hex, after the id and '_'.
+// construction (SECURITY.md, translate/binding.go) with the standard library: "resp_" and the hex of a
+// 128-bit tag, HMAC-SHA256(k_mac, len(name) || name || id), and the id XOR a keystream of
+// HMAC-SHA256(k_enc, tag || counter) blocks, where k_mac and k_enc are HMAC-SHA256 under SHA-256(label ||
+// secret) of "tag" and "keystream".
 func boundID(secret, consumer, id string) string {
-	key := stdsha256.Sum256([]byte("aidialect response binding\x00" + secret))
-	mac := hmac.New(stdsha256.New, key[:])
+	root := stdsha256.Sum256([]byte("aidialect response binding\x00" + secret))
+	derive := func(label string) []byte {
+		mac := hmac.New(stdsha256.New, root[:])
+		mac.Write([]byte(label))
+		return mac.Sum(nil)
+	}
+	mac := hmac.New(stdsha256.New, derive("tag"))
 	var length [4]byte
 	binary.BigEndian.PutUint32(length[:], uint32(len(consumer)))
 	mac.Write(length[:])
 	mac.Write([]byte(consumer))
 	mac.Write([]byte(id))
-	return id + "_" + hex.EncodeToString(mac.Sum(nil)[:16])
+	tag := mac.Sum(nil)[:16]
+	out := append([]byte(nil), tag...)
+	for n := 0; n*32 < len(id); n++ {
+		ks := hmac.New(stdsha256.New, derive("keystream"))
+		ks.Write(tag)
+		binary.BigEndian.PutUint32(length[:], uint32(n))
+		ks.Write(length[:])
+		block := ks.Sum(nil)
+		for i := n * 32; i < min(len(id), (n+1)*32); i++ {
+			out = append(out, id[i]^block[i-n*32])
+		}
+	}
+	return "resp_" + hex.EncodeToString(out)
 }
 
 const (
@@ -94,8 +113,8 @@ func TestConsumersCannotReachEachOthersResponses(t *testing.T) {
 		{"team-a creates a response: its id comes back bound to team-a",
 			answered(responsesAs("team-a-key", "/v1/responses", `{"model":"gpt-4.1","input":"hi"}`), 200, jsonHeaders, storedResponse),
 			func(t *testing.T, o *outcome) {
-				if got := gjson.GetBytes(o.clientBody, "id").String(); got != mineOpenAI {
-					t.Fatalf("id %q, want %q: %s", got, mineOpenAI, o.clientBody)
+				if got := gjson.GetBytes(o.clientBody, "id").String(); got != mineOpenAI || strings.Contains(got, "A1") {
+					t.Fatalf("id %q, want %q (the provider's id not readable in it): %s", got, mineOpenAI, o.clientBody)
 				}
 				if strings.Replace(string(o.clientBody), mineOpenAI, "resp_A1", 1) != storedResponse {
 					t.Errorf("more than the id changed: %s", o.clientBody)
@@ -132,9 +151,32 @@ func TestConsumersCannotReachEachOthersResponses(t *testing.T) {
 			responsesAs("ops-key", "/v1/responses", `{"model":"gpt-4.1","stream":true,"input":"x","previous_response_id":"`+mineOpenAI+`"}`), wantNotIssued},
 		{"ops sends the provider's raw id", responsesAs("ops-key", "/v1/responses", continueWith("resp_A1")), wantNotIssued},
 		{"team-a sends the provider's raw id", responsesAs("team-a-key", "/v1/responses", continueWith("resp_A1")), wantNotIssued},
-		{"ops sends a forged tag", responsesAs("ops-key", "/v1/responses", continueWith("resp_A1_"+strings.Repeat("0", 32))), wantNotIssued},
+		{"ops sends a forged tag", responsesAs("ops-key", "/v1/responses", continueWith("resp_"+strings.Repeat("0", 32)+mineOpenAI[len("resp_")+32:])), wantNotIssued},
 		{"ops sends its own tag for another id", responsesAs("ops-key", "/v1/responses",
-			continueWith("resp_A1"+strings.TrimPrefix(boundID(openAIKey, "ops", "resp_B1"), "resp_B1"))), wantNotIssued},
+			continueWith(boundID(openAIKey, "ops", "resp_B1")[:len("resp_")+32]+mineOpenAI[len("resp_")+32:])), wantNotIssued},
+		{"the old format (the provider's id and a tag)", responsesAs("team-a-key", "/v1/responses",
+			continueWith("resp_A1_"+mineOpenAI[len("resp_"):len("resp_")+32])), wantNotIssued},
+		// A provider that names a response after the client's request_id (vLLM) would make one under any id:
+		// refused while binding (and no client sees a provider's id to ask for).
+		{"ops asks the provider to name its response", responsesAs("ops-key", "/v1/responses",
+			`{"model":"gpt-4.1","input":"hi","store":false,"request_id":"resp_A1"}`), wantRefused("unsupported_parameter", "request_id")},
+		{"a message with an id and no content", responsesAs("team-a-key", "/v1/responses",
+			`{"model":"gpt-4.1","input":[{"type":"message","id":"msg_A1"},{"role":"user","content":"go on"}]}`),
+			wantRefused("unsupported_parameter", "input[0].content")},
+		{"an assistant message with an id and no content", responsesAs("team-a-key", "/v1/responses",
+			`{"model":"gpt-4.1","input":[{"id":"msg_A1","role":"assistant"}]}`), wantRefused("unsupported_parameter", "input[0].content")},
+		{"a reasoning item with an empty encrypted_content", responsesAs("team-a-key", "/v1/responses",
+			`{"model":"gpt-4.1","input":[{"type":"reasoning","id":"rs_A1","summary":[],"encrypted_content":""}]}`),
+			wantRefused("unsupported_parameter", "input[0].encrypted_content")},
+		{"a data-only stream: its lifecycle events carry the bound id",
+			answered(responsesAs("team-a-key", "/v1/responses", `{"model":"gpt-4.1","input":"hi","stream":true}`), 200, eventHeaders,
+				"data: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_A1\",\"status\":\"in_progress\"}}\n\n"+
+					"id: 2\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":1,\"response\":{\"id\":\"resp_A1\",\"status\":\"completed\"}}\n\n"),
+			func(t *testing.T, o *outcome) {
+				if body := string(o.clientBody); strings.Count(body, mineOpenAI) != 2 || strings.Contains(body, `"resp_A1"`) {
+					t.Errorf("client got:\n%s", body)
+				}
+			}},
 		{"team-a's id under another provider's key", responsesAs("team-a-key", "/openai/v1/responses",
 			`{"model":"gpt-4o","input":"x","previous_response_id":"`+mineOpenAI+`"}`), wantNotIssued},
 		{"team-a streams a response: every lifecycle event carries its bound id",
@@ -230,5 +272,33 @@ func TestBindingKeyFromTheEnvironment(t *testing.T) {
 	}
 	if got := gjson.GetBytes(o.clientBody, "id").String(); got != boundID(secret, "team-a", "resp_A1") {
 		t.Errorf("id %q", got)
+	}
+}
+
+// TestConsumerNamesAreIdentities: the name keys a consumer's stored responses, so two consumers of one name,
+// in the file or once decoded (lone surrogates are U+FFFD both), would share them: the plugin does not start,
+// and the intruder's request never reaches a provider.
+func TestConsumerNamesAreIdentities(t *testing.T) {
+	for _, tc := range []struct{ name, a, b, decoded, log string }{
+		{"the same name", `"team-a"`, `"team-a"`, "team-a", "is also consumers[0]'s name"},
+		{"names one once decoded", `"team-\ud800"`, `"team-\udbff"`, "team-\uFFFD", "U+FFFD"},
+	} {
+		config := strings.TrimSuffix(strings.TrimSpace(testConfig), "}") + `,
+  "consumers": [
+    {"name": ` + tc.a + `, "key_sha256": "` + hexSum("team-a-key") + `"},
+    {"name": ` + tc.b + `, "key_sha256": "` + hexSum("intruder-key") + `"}
+  ]}`
+		for _, md := range modes {
+			t.Run(tc.name+"/"+md.name, func(t *testing.T) {
+				ex := responsesAs("intruder-key", "/v1/responses", `{"model":"gpt-4.1","input":"x","previous_response_id":"`+
+					boundID(openAIKey, tc.decoded, "resp_A1")+`"}`)
+				ex.config = config
+				o := run(t, md, answered(ex, 200, jsonHeaders, continuedResponse))
+				if o.upstreamCalls > 0 || !strings.Contains(strings.Join(o.criticalLogs, "\n"), tc.log) ||
+					!strings.Contains(strings.Join(o.criticalLogs, "\n"), "identity for the responses it stores") {
+					t.Errorf("configuration accepted or not explained (upstream calls %d, upstream got %s): %q", o.upstreamCalls, o.upstreamBody, o.criticalLogs)
+				}
+			})
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -328,11 +329,20 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 			}
 		}
 	}
+	consumerAt := make(map[string]int, len(raw.Consumers))
 	for i, rc := range raw.Consumers {
 		cons, err := parseConsumer(fmt.Sprintf("consumers[%d]", i), rc)
 		if err != nil {
 			return nil, err
 		}
+		// The name is the consumer's identity for the responses it stores (translate/binding.go): two
+		// consumers of one name would continue each other's.
+		if j, dup := consumerAt[cons.name]; dup {
+			return nil, fieldErr(fmt.Sprintf("consumers[%d].name", i), "%q is also consumers[%d]'s name: a consumer's name "+
+				"is its identity for the responses it stores (two consumers of one name share them), not only its name "+
+				"in logs; give each consumer its own name", cons.name, j)
+		}
+		consumerAt[cons.name] = i
 		c.consumers = append(c.consumers, cons)
 	}
 	if err := c.setBindingKeys(raw.ResponseBindingKeyEnv, getenv, env); err != nil {
@@ -547,8 +557,14 @@ func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {
 
 func parseConsumer(field string, rc rawConsumer) (consumer, error) {
 	c := consumer{name: rc.Name}
-	if rc.Name == "" {
-		return c, fieldErr(field+".name", "is empty: name the consumer (it appears in logs)")
+	const identity = "a consumer's name is its identity for the responses it stores, and appears in logs"
+	switch {
+	case rc.Name == "":
+		return c, fieldErr(field+".name", "is empty: name the consumer (%s)", identity)
+	case strings.ContainsRune(rc.Name, utf8.RuneError):
+		// A lone surrogate escape decodes to U+FFFD: names that differ in the file could be one name.
+		return c, fieldErr(field+".name", "%q has U+FFFD (an invalid character or a lone surrogate escape, which "+
+			"different escapes decode to alike): %s, so write it in plain characters", rc.Name, identity)
 	}
 	sum, err := hex.DecodeString(rc.KeySHA256)
 	if err != nil || len(sum) != 32 {

@@ -62,6 +62,13 @@ func TestConfigRejects(t *testing.T) {
 			`"consumers":[{"name":"a","key_sha256":"` + strings.Repeat("ab", 32) + `"}]}`, "response_binding_key_env"},
 		{"response_binding_key_env unset", `{"providers":[` + minimalProvider + `],"response_binding_key_env":"BINDING_KEY",` +
 			`"consumers":[{"name":"a","key_sha256":"` + strings.Repeat("ab", 32) + `"}]}`, "response_binding_key_env"},
+		// A consumer's name is its identity for its stored responses: one name, two consumers, would share them.
+		{"duplicate consumer name", `{"providers":[` + minimalProvider + `],"consumers":[{"name":"team-a","key_sha256":"` + strings.Repeat("ab", 32) +
+			`"},{"name":"team-a","key_sha256":"` + strings.Repeat("cd", 32) + `"}]}`, `consumers[1].name: "team-a" is also consumers[0]'s name`},
+		{"consumer names one once decoded", `{"providers":[` + minimalProvider + `],"consumers":[{"name":"team-\ud800","key_sha256":"` + strings.Repeat("ab", 32) +
+			`"},{"name":"team-\udbff","key_sha256":"` + strings.Repeat("cd", 32) + `"}]}`, "consumers[0].name"},
+		{"consumer name with U+FFFD", `{"providers":[` + minimalProvider + `],"consumers":[{"name":"team-\ufffd","key_sha256":"` + strings.Repeat("ab", 32) + `"}]}`,
+			"identity for the responses it stores"},
 		{"response_binding_key_env not a string", `{"providers":[` + minimalProvider + `],"response_binding_key_env":1}`, "response_binding_key_env"},
 	}
 	for _, tt := range tests {

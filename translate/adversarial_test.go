@@ -90,6 +90,9 @@ var adversarialShapes = sync.OnceValue(func() []adversarialShape {
 	tiny := func(scale int) []byte { return benchdata.TinyEvents(scale * mib) }
 	multiLine := func(scale int) []byte { return benchdata.MultiLineEvents(scale * mib) }
 	toolCalls := func(scale int) []byte { return benchdata.ManyToolCalls(scale * mib) }
+	boundPair := Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses, Binding: bindingA}
+	unchangedLifecycle := func(scale int) []byte { return benchdata.UnchangedLifecycleEvents(scale * mib) }
+	responsesDeltas := func(size int) []byte { return benchdata.ResponsesEventsTo(size, benchdata.ResponsesDeltaEvent) }
 	return []adversarialShape{
 		{name: "many-keys", hostile: manyKeys, normal: twin(manyKeys, chat), op: parse},
 		{name: "shared-prefix-keys", hostile: sharedPrefix, normal: twin(sharedPrefix, chat), op: parse},
@@ -103,6 +106,11 @@ var adversarialShapes = sync.OnceValue(func() []adversarialShape {
 		// Azure AI tool-call deltas get an index each: one event of thousands of calls is located in one pass
 		// (each call was looked up again by path from the start: quadratic in the upstream's calls).
 		{name: "many-tool-calls", hostile: toolCalls, normal: twin(toolCalls, azureEvents), op: stream(toolPair)},
+		// With consumers, each lifecycle event of a native Responses stream is read to bind its ids; one left
+		// unchanged must not copy the events forwarded before it in its chunk (it did, and rolled back:
+		// quadratic in a chunk's events).
+		{name: "unchanged-lifecycle-events", hostile: unchangedLifecycle, normal: twin(unchangedLifecycle, responsesDeltas),
+			op: stream(boundPair)},
 	}
 })
 

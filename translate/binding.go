@@ -4,24 +4,33 @@ package translate
 // every provider call uses the gateway's own provider key, so the provider sees one tenant: any consumer that
 // sends a response's id as previous_response_id (or to .../responses/compact or .../input_tokens) would
 // continue, and so read, a response another consumer created. So the ids the gateway hands out are bound to
-// the consumer they were handed to:
+// the consumer they were handed to, and the provider's own ids never reach a client:
 //
 //   - On the way out (a native Response, JSON or stream), the Response's id, and its previous_response_id,
-//     become "<provider id>_<tag>", where tag is 32 hex digits, the first 128 bits of
-//     HMAC-SHA256(binding key, len(consumer name) || consumer name || provider id). Clients treat ids as
-//     opaque strings, and the resp_ prefix stays.
-//   - On the way in, previous_response_id must carry the tag of the consumer sending it: it is checked in
-//     constant time and the provider gets the id without it. An id without a tag, with another consumer's
-//     tag, or with a tag for another id is refused (400 previous_response_not_found) before the provider is
-//     called, so nobody learns whether the id exists.
+//     become "resp_" + hex(tag || ciphertext), a deterministic authenticated encryption of the provider's id
+//     under the consumer (SIV style: the tag is also the nonce):
+//     tag        = first 128 bits of HMAC-SHA256(k_mac, len(consumer name) || consumer name || provider id)
+//     keystream  = HMAC-SHA256(k_enc, tag || 0) || HMAC-SHA256(k_enc, tag || 1) || ... (4-byte counters)
+//     ciphertext = provider id XOR keystream
+//     The same id for the same consumer is always the same bound id, on every replica. A client never sees a
+//     provider's id, so it cannot ask a provider to make a response under another consumer's id (vLLM names
+//     a response after the client's request_id): the id it would need is hidden in the other's bound id.
+//   - On the way in, previous_response_id must decrypt, under the consumer sending it, to an id whose tag it
+//     carries (compared in constant time); the provider gets that id. Anything else (another consumer's id,
+//     a provider's raw id, an id bound under another key) is refused (400 previous_response_not_found)
+//     before the provider is called, so nobody learns whether the id exists.
 //   - What cannot be bound is refused toward a provider while consumers are configured: conversation (its
-//     ids are made outside the gateway's routes) and input items that name stored items by id alone
-//     (item_reference, an item that is only an id, a reasoning item without its encrypted_content), since
+//     ids are made outside the gateway's routes), request_id (it names the response), and input items that
+//     carry an id without the content that spares the provider its store (item_reference, an item that is
+//     only an id, a reasoning item without its encrypted_content, a message without content, ...), since
 //     item ids appear in most events of a stream and are not rewritten.
+//   - Provider ids are bound up to maxBindableID bytes (real ones are under 100); a longer one reaches the
+//     client as an empty id, which continues nothing (no raw id is ever handed out).
 //
 // The binding key is SHA-256 of a fixed label and a secret every Envoy replica has without new setup: the
 // provider's own key, or an operator's key named by response_binding_key_env (so that rotating the provider
-// key does not end every conversation). Changing it makes earlier ids unusable: their clients are told to
+// key does not end every conversation); k_mac and k_enc are HMAC-SHA256(binding key, "tag") and
+// HMAC-SHA256(binding key, "keystream"). Changing it makes earlier ids unusable: their clients are told to
 // start again without previous_response_id.
 
 import (
@@ -31,25 +40,34 @@ import (
 	"unsafe"
 
 	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/aidialect/aidialect/internal/opcount"
 	"github.com/aidialect/aidialect/internal/sha256"
 )
 
-// bindingTagLen is the length of a tag: 128 bits of the HMAC in hex. bindingSuffixLen adds the '_' before it.
 const (
-	bindingTagLen    = 32
-	bindingSuffixLen = 1 + bindingTagLen
+	// boundIDPrefix starts every bound id, as it starts OpenAI's.
+	boundIDPrefix = "resp_"
+	// bindingTagBytes is the tag's length: 128 bits of the HMAC.
+	bindingTagBytes = 16
+	// maxBindableID is the longest provider id bound (and so the longest a bound id decrypts to): the longest
+	// bound id is len(boundIDPrefix) + 2*(bindingTagBytes+maxBindableID) characters.
+	maxBindableID = 1024
+	// keystreamBlock is the bytes of keystream one HMAC gives.
+	keystreamBlock = 32
 )
 
 // bindingKeyLabel separates the binding key from any other use of the secret it is derived from.
 const bindingKeyLabel = "aidialect response binding\x00"
 
 // BindingKey is the key response ids are bound with (see the top of this file).
-type BindingKey struct{ mac *sha256.HMAC }
+type BindingKey struct{ mac, enc *sha256.HMAC }
 
 // NewBindingKey derives the binding key from a secret every replica shares.
 func NewBindingKey(secret string) *BindingKey {
 	key := sha256.Sum256(append([]byte(bindingKeyLabel), secret...))
-	return &BindingKey{mac: sha256.NewHMAC(key[:])}
+	root := sha256.NewHMAC(key[:])
+	macKey, encKey := root.Sum([]byte("tag")), root.Sum([]byte("keystream"))
+	return &BindingKey{mac: sha256.NewHMAC(macKey[:]), enc: sha256.NewHMAC(encKey[:])}
 }
 
 // ResponseBinding binds the response ids of one request to its consumer. The zero value binds nothing: the
@@ -61,51 +79,113 @@ type ResponseBinding struct {
 
 func (b *ResponseBinding) active() bool { return b.Key != nil }
 
-// tagCache remembers the last tag made, for a stream: its lifecycle events name the same response.
+// tagCache remembers the last id bound, for a stream: its lifecycle events name the same response.
 type tagCache struct {
-	id    []byte
-	tag   [bindingTagLen]byte
-	valid bool
+	id, bound []byte
+	valid     bool
 }
 
-// cachedTag is tag, from the cache when it holds id (nil: no cache).
-func (b *ResponseBinding) cachedTag(id []byte, cache *tagCache) [bindingTagLen]byte {
-	if cache == nil {
-		return b.tag(id)
+// footprint is the bytes the cache keeps.
+func (c *tagCache) footprint() int { return cap(c.id) + cap(c.bound) }
+
+// appendBoundID appends the bound id (without quotes) for the provider's id, from the cache when it holds
+// id (nil: no cache).
+func (b *ResponseBinding) appendBoundID(w, id []byte, cache *tagCache) []byte {
+	if cache == nil || len(id) > maxBindableID {
+		return b.appendBound(w, id) // (an id too long to bind is not cached: the cache stays small)
 	}
 	if !cache.valid || !bytes.Equal(cache.id, id) {
-		cache.id, cache.tag, cache.valid = append(cache.id[:0], id...), b.tag(id), true
+		opcount.Add(opcount.BytesCopied, len(id))
+		cache.id, cache.bound, cache.valid = append(cache.id[:0], id...), b.appendBound(cache.bound[:0], id), true
 	}
-	return cache.tag
+	opcount.Add(opcount.BytesCompared, len(id)) // the comparison with the cached id
+	opcount.Add(opcount.BytesCopied, len(cache.bound))
+	return append(w, cache.bound...)
 }
 
 // tag is the tag of the provider's id for this consumer.
-func (b *ResponseBinding) tag(id []byte) (tag [bindingTagLen]byte) {
+func (b *ResponseBinding) tag(id []byte) (tag [bindingTagBytes]byte) {
 	var length [4]byte
 	binary.BigEndian.PutUint32(length[:], uint32(len(b.Consumer)))
 	sum := b.Key.mac.Sum(length[:], unsafe.Slice(unsafe.StringData(b.Consumer), len(b.Consumer)), id)
-	const digits = "0123456789abcdef"
-	for i, c := range sum[:bindingTagLen/2] {
-		tag[2*i], tag[2*i+1] = digits[c>>4], digits[c&15]
-	}
+	copy(tag[:], sum[:])
 	return tag
 }
 
-// bind is the id handed to the consumer for the provider's id.
-func (b *ResponseBinding) bind(id string) string {
-	tag := b.tag([]byte(id))
-	return id + "_" + string(tag[:])
+// keystream is the keystream block n for tag.
+func (b *ResponseBinding) keystream(tag *[bindingTagBytes]byte, n int) [keystreamBlock]byte {
+	var counter [4]byte
+	binary.BigEndian.PutUint32(counter[:], uint32(n))
+	return b.Key.enc.Sum(tag[:], counter[:])
 }
+
+const hexDigits = "0123456789abcdef"
+
+// appendBound appends the bound id for the provider's id; an id over maxBindableID bytes appends nothing
+// (an empty id: see the top of this file).
+func (b *ResponseBinding) appendBound(w, id []byte) []byte {
+	if len(id) > maxBindableID {
+		return w
+	}
+	opcount.Add(opcount.StepsTaken, len(id)) // MACed, then encrypted
+	tag := b.tag(id)
+	w = append(w, boundIDPrefix...)
+	for _, c := range tag {
+		w = append(w, hexDigits[c>>4], hexDigits[c&15])
+	}
+	for n := 0; n*keystreamBlock < len(id); n++ {
+		ks := b.keystream(&tag, n)
+		for i, c := range id[n*keystreamBlock : min((n+1)*keystreamBlock, len(id))] {
+			c ^= ks[i]
+			w = append(w, hexDigits[c>>4], hexDigits[c&15])
+		}
+	}
+	return w
+}
+
+// bind is the id handed to the consumer for the provider's id.
+func (b *ResponseBinding) bind(id string) string { return string(b.appendBound(nil, []byte(id))) }
 
 // unbind is the provider's id in an id the gateway handed out, and whether it was handed to this consumer.
 func (b *ResponseBinding) unbind(bound string) (string, bool) {
-	if len(bound) <= bindingSuffixLen || bound[len(bound)-bindingSuffixLen] != '_' {
+	hexed, ok := bytes.CutPrefix(unsafe.Slice(unsafe.StringData(bound), len(bound)), []byte(boundIDPrefix))
+	if !ok || len(hexed)%2 != 0 || len(hexed) < 2*bindingTagBytes || len(hexed) > 2*(bindingTagBytes+maxBindableID) {
 		return "", false
 	}
-	id := bound[:len(bound)-bindingSuffixLen]
-	want := b.tag([]byte(id))
-	got := unsafe.Slice(unsafe.StringData(bound[len(bound)-bindingTagLen:]), bindingTagLen)
-	return id, subtle.ConstantTimeCompare(want[:], got) == 1
+	var buf [bindingTagBytes + maxBindableID]byte
+	for i := range len(hexed) / 2 {
+		hi, lo := hexValue(hexed[2*i]), hexValue(hexed[2*i+1])
+		if hi > 15 || lo > 15 {
+			return "", false
+		}
+		buf[i] = hi<<4 | lo
+	}
+	var tag [bindingTagBytes]byte
+	copy(tag[:], buf[:])
+	id := buf[bindingTagBytes : len(hexed)/2]
+	for n := 0; n*keystreamBlock < len(id); n++ {
+		ks := b.keystream(&tag, n)
+		for i := range id[n*keystreamBlock : min((n+1)*keystreamBlock, len(id))] {
+			id[n*keystreamBlock+i] ^= ks[i]
+		}
+	}
+	want := b.tag(id)
+	if subtle.ConstantTimeCompare(want[:], tag[:]) != 1 {
+		return "", false
+	}
+	return string(id), true
+}
+
+// hexValue is the value of a lower-case hex digit, or 16 (the bound ids are written in lower case only, so
+// each has one spelling).
+func hexValue(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return 16
 }
 
 // binds reports whether the request's stored-state references are bound: a Responses request toward a
@@ -153,10 +233,22 @@ func planConversation(c *renderContext, i int, _ *memberPlan) *Error {
 		"every consumer could reach it: "+storedStateFix)
 }
 
-// checkBoundInput refuses input items that name an item stored at the provider by its id alone: nothing
-// binds item ids to a consumer. Items are read one level deep, each member once; a key that is "type", "id"
-// or "encrypted_content" in another letter case, or one of them twice, is refused too, for a provider could
-// read it either way.
+// planRequestID refuses a request_id: a provider that takes it (vLLM) names the response after it, so a
+// consumer could have a response made under an id the gateway bound for another. (Raw ids never reach
+// clients, so such an id cannot be learnt: this refusal is defence in depth.)
+func planRequestID(c *renderContext, i int, _ *memberPlan) *Error {
+	if !c.binds() || isJSONNull(c.body.members[i].Value(c.body.src)) {
+		return nil
+	}
+	return NewError(ErrUnsupportedParameter, "request_id", "request_id is not available through this gateway's "+
+		"consumer keys: it chooses the id of the response the provider stores, and response ids are the "+
+		"gateway's to choose: leave request_id out (the response's id comes back in the answer)")
+}
+
+// checkBoundInput refuses input items that carry an id without the content that spares the provider its
+// store (storedItemContent): nothing binds item ids to a consumer. Items are read one level deep, each member
+// once; a key that is "type", "id", "role" or "encrypted_content" in another letter case, or one of them
+// twice, is refused too, for a provider could read it either way.
 func checkBoundInput(input []byte) *Error {
 	if len(input) == 0 || input[0] != '[' {
 		return nil // a string, or null: no items
@@ -176,7 +268,8 @@ func checkBoundInput(input []byte) *Error {
 	return nil
 }
 
-// itemMember is a member of an input item that says whether the item only names a stored one.
+// itemMember is a member of an input item that says whether the item only names a stored one: its type,
+// id and role, and the members that carry an item's content (storedItemContent).
 type itemMember uint8
 
 const (
@@ -185,16 +278,51 @@ const (
 	itemID
 	itemRole
 	itemEncryptedContent
+	// The members below are read in lower case only: a provider that read another spelling of one would
+	// find the item's content there, not in its store.
+	itemContent
+	itemCallID
+	itemName
+	itemArguments
+	itemOutput
+	itemInput
+	itemAction
+	itemMemberCount
 )
 
-var itemMemberNames = [...]string{itemType: "type", itemID: "id", itemRole: "role", itemEncryptedContent: "encrypted_content"}
+// itemFolded is the first member not also refused in another letter case.
+const itemFolded = itemContent
+
+var itemMemberNames = [...]string{itemType: "type", itemID: "id", itemRole: "role", itemEncryptedContent: "encrypted_content",
+	itemContent: "content", itemCallID: "call_id", itemName: "name", itemArguments: "arguments", itemOutput: "output",
+	itemInput: "input", itemAction: "action"}
+
+// storedItemContent is, for each item type a client may send with its id, the members that carry the item
+// itself: with them the provider has no need of its store, without them it would read the item from its
+// store by id, under the gateway's own key. An item of another type that carries an id is refused.
+var storedItemContent = [...]struct {
+	typ  string
+	need []itemMember
+}{
+	{"message", []itemMember{itemContent}},
+	{"reasoning", []itemMember{itemEncryptedContent}},
+	{"function_call", []itemMember{itemCallID, itemName, itemArguments}},
+	{"function_call_output", []itemMember{itemCallID, itemOutput}},
+	{"custom_tool_call", []itemMember{itemCallID, itemName, itemInput}},
+	{"custom_tool_call_output", []itemMember{itemCallID, itemOutput}},
+	{"computer_call", []itemMember{itemCallID, itemAction}},
+	{"computer_call_output", []itemMember{itemCallID, itemOutput}},
+	{"local_shell_call", []itemMember{itemCallID, itemAction}},
+	{"local_shell_call_output", []itemMember{itemOutput}},
+	{"web_search_call", []itemMember{itemAction}},
+}
 
 // checkBoundItem is checkBoundInput for the item at index n.
 func checkBoundItem(item []byte, n int) *Error {
 	if item[0] != '{' {
 		return nil // not an item the provider takes: its own error
 	}
-	var values [len(itemMemberNames)][]byte
+	var values [itemMemberCount][]byte
 	at := elementPath("input", n)
 	for i := skipJSONSpace(item, 1); i < len(item) && item[i] == '"'; {
 		keyEnd, escaped := stringEnd(item, i)
@@ -210,7 +338,7 @@ func checkBoundItem(item []byte, n int) *Error {
 		if valEnd <= valStart {
 			return nil
 		}
-		if k, folded := itemMemberOf(key); k != itemOther {
+		if k, folded := itemMemberOf(key); k != itemOther && (!folded || k < itemFolded) {
 			if folded || values[k] != nil {
 				return at.refusal(ErrInvalidJSON, itemMemberNames[k], " has "+itemMemberNames[k]+" more than once, "+
 					"or in another letter case: send it once, in lower case")
@@ -222,16 +350,40 @@ func checkBoundItem(item []byte, n int) *Error {
 		}
 	}
 	typ, id := nullAsAbsent(values[itemType]), nullAsAbsent(values[itemID])
-	switch {
-	case jsonStringIs(typ, "item_reference"), typ == nil && id != nil && nullAsAbsent(values[itemRole]) == nil:
+	if id == nil {
+		return nil // not a stored item: the provider takes it as it is
+	}
+	if typ == nil && nullAsAbsent(values[itemRole]) != nil {
+		typ = []byte(`"message"`) // a message written without its type
+	}
+	if typ == nil || jsonStringIs(typ, "item_reference") {
 		return at.refusal(ErrUnsupportedParameter, "", " is an item_reference, a pointer to an item stored at the "+
 			"provider under the gateway's own key, which this gateway cannot tie to your key: "+storedStateFix)
-	case jsonStringIs(typ, "reasoning") && id != nil && nullAsAbsent(values[itemEncryptedContent]) == nil:
-		return at.refusal(ErrUnsupportedParameter, "encrypted_content", " is a reasoning item without "+
-			"encrypted_content, which the provider would read from its store by id, under the gateway's own key: "+
-			"ask for include: [\"reasoning.encrypted_content\"] and send the item as you received it, or "+storedStateFix)
 	}
-	return nil
+	for _, kind := range storedItemContent {
+		if !jsonStringIs(typ, kind.typ) {
+			continue
+		}
+		for _, k := range kind.need {
+			if v := nullAsAbsent(values[k]); v != nil && (k != itemEncryptedContent || isJSONString(v) && len(v) > 2) &&
+				(k != itemContent || isJSONString(v) || v[0] == '[') {
+				continue
+			}
+			if k == itemEncryptedContent {
+				return at.refusal(ErrUnsupportedParameter, "encrypted_content", " is a reasoning item without "+
+					"its encrypted_content (a non-empty string), which the provider would read from its store by id, "+
+					"under the gateway's own key: ask for include: [\"reasoning.encrypted_content\"] and send the item "+
+					"as you received it, or "+storedStateFix)
+			}
+			return at.refusal(ErrUnsupportedParameter, itemMemberNames[k], " is a "+kind.typ+" item with an id but "+
+				"without its "+itemMemberNames[k]+", which the provider would read from its store by id, under the "+
+				"gateway's own key: send the item with its "+itemMemberNames[k]+" as you received it, or "+storedStateFix)
+		}
+		return nil
+	}
+	return at.refusal(ErrUnsupportedParameter, "id", " is an item of a type this gateway cannot tell is whole "+
+		"with an id, which the provider may read from its store by id, under the gateway's own key: send it "+
+		"without its id, or "+storedStateFix)
 }
 
 // itemMemberOf is the itemMember a key names, and whether it names it in another letter case.
@@ -239,7 +391,7 @@ func itemMemberOf(key []byte) (itemMember, bool) {
 	if len(key) > len("encrypted_content") || len(key) < 2 {
 		return itemOther, false
 	}
-	for k := itemType; k <= itemEncryptedContent; k++ {
+	for k := itemType; k < itemMemberCount; k++ {
 		name := itemMemberNames[k]
 		if len(key) != len(name) {
 			continue
@@ -296,18 +448,18 @@ func (b *ResponseBinding) appendBoundObject(w, obj []byte, members []jsonscan.Me
 			continue
 		}
 		v := m.Value(obj)
-		if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || m.ValEnd-1 < copied {
+		if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || m.ValStart < copied {
 			continue // not a string (or, in a broken object, a member that overlaps the last)
 		}
-		tag := b.cachedTag(boundIDBytes(v), cache)
-		w = append(w, obj[copied:m.ValEnd-1]...)
-		w = append(w, '_')
-		w = append(w, tag[:]...)
-		copied, changed = m.ValEnd-1, true
+		opcount.Add(opcount.BytesCopied, m.ValStart-copied)
+		w = append(w, obj[copied:m.ValStart+1]...)
+		w = append(b.appendBoundID(w, boundIDBytes(v), cache), '"')
+		copied, changed = m.ValEnd, true
 	}
 	if !changed {
 		return w, list, false
 	}
+	opcount.Add(opcount.BytesCopied, len(obj)-copied)
 	return append(w, obj[copied:]...), list, true
 }
 
@@ -346,19 +498,39 @@ func (x *Exchange) bindAnswer(dst, body []byte) []byte {
 	return body
 }
 
-// lifecycleEvents are the names of a native Responses stream's events that carry the response object.
-var lifecycleEvents = [...]string{"created", "in_progress", "queued", "completed", "incomplete", "failed"} // after "response."
+// lifecycleEvents are the names of a native Responses stream's events that carry the response object (after
+// "response."; "done" is no Responses event, but the name other APIs give their last one).
+var lifecycleEvents = [...]string{"created", "in_progress", "queued", "completed", "incomplete", "failed", "done"}
 
 // maxLifecycleLine is the longest first line of a lifecycle event, "event: response.in_progress\r\n".
 const maxLifecycleLine = len("event: response.in_progress\r\n")
 
-// isLifecycleEvent reports whether an event (or its first bytes, at least maxLifecycleLine of them when the
-// event is longer) starts with the event line of one that carries the response object. The name's first
-// letter picks the candidates: the deltas, nearly every event, are told apart by it alone.
-func isLifecycleEvent(start []byte) bool {
+// isLifecycleEvent reports whether an event (whole) may carry the response object: its event: line, wherever
+// it is in the event, names a lifecycle event, or it has no event: line (a data-only event is judged by its
+// data: appendBoundEvent binds the response object it finds there). Events start with their event: line, so
+// the deltas, nearly every event, are told apart by its first bytes.
+func isLifecycleEvent(raw []byte) bool {
+	for i := 0; i < len(raw); {
+		e := len(raw)
+		if k := bytes.IndexByte(raw[i:], '\n'); k >= 0 {
+			e = i + k + 1
+		}
+		opcount.Add(opcount.StepsTaken, e-i)
+		if line := raw[i:e]; bytes.HasPrefix(line, []byte("event:")) {
+			return isLifecycleLine(line[:min(len(line), maxLifecycleLine)], true)
+		}
+		i = e
+	}
+	return true
+}
+
+// isLifecycleLine reports whether an event's first line (or its first bytes, at least maxLifecycleLine of
+// them when the line is longer) names an event that carries the response object; a line that is no event:
+// line counts (isLifecycleEvent). With whole, the line may end where start does (the stream's last bytes).
+func isLifecycleLine(start []byte, whole bool) bool {
 	const field, prefix = "event:", "response."
 	if len(start) < len(field) || string(start[:len(field)]) != field {
-		return false
+		return len(start) > 0 && start[0] == 'd' // a data-first event: judged by its data
 	}
 	name := start[len(field):]
 	if len(name) > 0 && name[0] == ' ' {
@@ -369,13 +541,13 @@ func isLifecycleEvent(start []byte) bool {
 	}
 	name = name[len(prefix):]
 	switch name[0] {
-	case 'c', 'i', 'q', 'f':
+	case 'c', 'i', 'q', 'f', 'd':
 	default:
 		return false
 	}
 	for _, event := range lifecycleEvents {
-		if len(name) > len(event) && event[0] == name[0] && string(name[:len(event)]) == event &&
-			(name[len(event)] == '\n' || name[len(event)] == '\r') {
+		if len(name) >= len(event) && event[0] == name[0] && string(name[:len(event)]) == event &&
+			(len(name) > len(event) && (name[len(event)] == '\n' || name[len(event)] == '\r') || len(name) == len(event) && whole) {
 			return true
 		}
 	}
@@ -427,12 +599,13 @@ func (b *ResponseBinding) appendBoundEvent(w, raw []byte, members []jsonscan.Mem
 		return w, top, false
 	}
 	for _, m := range top {
-		if m.KeyEscaped || string(m.Key(data)) != "response" || m.ValEnd <= m.ValStart || data[m.ValStart] != '{' {
+		if !isResponseKey(data, m) || m.ValEnd <= m.ValStart || data[m.ValStart] != '{' {
 			continue
 		}
 		// The members' offsets are read before the buffer is reused for the response's own.
 		valStart, valEnd := start+m.ValStart, start+m.ValEnd
 		mark := len(w)
+		opcount.Add(opcount.BytesCopied, valStart)
 		w = append(w, raw[:valStart]...)
 		var changed bool
 		if w, top, changed = b.appendBoundObject(w, raw[valStart:valEnd], top, cache); !changed {
@@ -441,4 +614,19 @@ func (b *ResponseBinding) appendBoundEvent(w, raw []byte, members []jsonscan.Mem
 		return append(w, raw[valEnd:]...), top, true
 	}
 	return w, top, false
+}
+
+// isResponseKey reports whether the member's key is "response", written plainly or with escapes (decoded on
+// the stack: a key too long to be "response" in escapes is not).
+func isResponseKey(data []byte, m jsonscan.Member) bool {
+	const name = "response"
+	if !m.KeyEscaped {
+		return string(m.Key(data)) == name
+	}
+	if m.KeyEnd-m.KeyStart > 2+6*len(name) {
+		return false
+	}
+	var scratch [6 * len(name)]byte
+	key, ok := jsonscan.AppendUnquoted(scratch[:0], data[m.KeyStart:m.KeyEnd])
+	return ok && string(key) == name
 }

@@ -15,13 +15,17 @@ var (
 	bindingB       = ResponseBinding{Key: testBindingKey, Consumer: "team-b"}
 )
 
-// TestBindingTags: an id bound for a consumer is that consumer's only, under that key only, for that id only;
-// nothing else passes for a bound id.
-func TestBindingTags(t *testing.T) {
+// TestBoundIDs: an id bound for a consumer is that consumer's only, under that key only, for that id only;
+// nothing else passes for a bound id, and the provider's id cannot be read in it (a client that could read
+// it could have a provider that names responses after the client's request_id make one under another's id).
+func TestBoundIDs(t *testing.T) {
 	const id = "resp_68af4030592c81938ec0a5fbab4a3e9f05438e46b5f69a3b"
 	bound := bindingA.bind(id)
-	if !regexp.MustCompile(`^resp_[0-9a-f]+_[0-9a-f]{32}$`).MatchString(bound) || !strings.HasPrefix(bound, id+"_") {
-		t.Fatalf("bound id %q: want the provider's id, '_' and 32 hex digits", bound)
+	if !regexp.MustCompile(`^resp_[0-9a-f]+$`).MatchString(bound) || len(bound) != len("resp_")+2*(16+len(id)) {
+		t.Fatalf("bound id %q: want resp_ and the hex of a 16-byte tag and the %d-byte id encrypted", bound, len(id))
+	}
+	if strings.Contains(bound, id[len("resp_"):len("resp_")+8]) || strings.Contains(bindingA.bind("resp_A1"), "A1") {
+		t.Fatalf("the provider's id can be read in the bound id %q", bound)
 	}
 	if got, ok := bindingA.unbind(bound); !ok || got != id {
 		t.Fatalf("unbind(%q) = %q, %v; want %q, true", bound, got, ok, id)
@@ -29,32 +33,67 @@ func TestBindingTags(t *testing.T) {
 	if bindingA.bind(id) != bound {
 		t.Errorf("binding is not deterministic: every replica must give the same id")
 	}
+	if bindingB.bind(id) == bound || bindingA.bind(id + "x")[:len(bound)] == bound {
+		t.Errorf("another consumer, or another id, gets the same bound id")
+	}
+	longest := strings.Repeat("r", maxBindableID)
+	if got, ok := bindingA.unbind(bindingA.bind(longest)); !ok || got != longest {
+		t.Errorf("an id of %d bytes does not come back", maxBindableID)
+	}
+	if got := bindingA.bind(longest + "r"); got != "" {
+		t.Errorf("an id over %d bytes is bound to %d bytes, want none (the client gets an empty id)", maxBindableID, len(got))
+	}
 	otherKey := ResponseBinding{Key: NewBindingKey("sk-rotated-key"), Consumer: "team-a"}
-	flipped := []byte(bound)
-	flipped[len(flipped)-1] ^= 1
+	flip := func(i int) string {
+		b := []byte(bound)
+		b[i] ^= 1
+		return string(b)
+	}
 	for _, tt := range []struct {
 		name    string
 		binding ResponseBinding
 		id      string
 	}{
 		{"another consumer's id", bindingB, bound},
-		{"the provider's id, untagged", bindingA, id},
+		{"the provider's id, unbound", bindingA, id},
 		{"the id bound under another key (rotation)", otherKey, bound},
-		{"a forged tag", bindingA, id + "_" + strings.Repeat("0", 32)},
-		{"a tag with one bit changed", bindingA, string(flipped)},
-		{"the tag of another id", bindingA, "resp_other" + bound[len(id):]},
-		{"the tag in upper case", bindingA, id + strings.ToUpper(bound[len(id):])},
-		{"a tag cut short", bindingA, bound[:len(bound)-1]},
-		{"a tag alone", bindingA, bound[len(id):]},
-		{"a tag without its separator", bindingA, id + bound[len(id)+1:]},
+		{"a forged tag", bindingA, "resp_" + strings.Repeat("0", 32) + bound[len("resp_")+32:]},
+		{"a bit of the tag changed", bindingA, flip(len("resp_"))},
+		{"a bit of the encrypted id changed", bindingA, flip(len(bound) - 1)},
+		{"the tag of another id", bindingA, bindingA.bind("resp_other")[:len("resp_")+32] + bound[len("resp_")+32:]},
+		{"in upper case", bindingA, "resp_" + strings.ToUpper(bound[len("resp_"):])},
+		{"cut short by a digit", bindingA, bound[:len(bound)-1]},
+		{"cut short by a byte", bindingA, bound[:len(bound)-2]},
+		{"without its prefix", bindingA, bound[len("resp_"):]},
+		{"a tag alone", bindingA, bound[:len("resp_")+31]},
+		{"too long to be bound", bindingA, "resp_" + strings.Repeat("00", 16+maxBindableID+1)},
+		{"not hex", bindingA, "resp_" + strings.Repeat("g", len(bound)-len("resp_"))},
 		{"empty", bindingA, ""},
 		// Without the name's length in the MAC, "team-a" + "resp_…" and "team-ar" + "esp_…" would be one message.
-		{"the name and the id cut elsewhere", ResponseBinding{Key: testBindingKey, Consumer: "team-ar"}, bound[len("r"):]},
+		{"the name and the id cut elsewhere", ResponseBinding{Key: testBindingKey, Consumer: "team-ar"}, recut(bound, id, 1)},
 	} {
-		if _, ok := tt.binding.unbind(tt.id); ok {
-			t.Errorf("%s: %q passed for %s", tt.name, tt.id, tt.binding.Consumer)
+		if got, ok := tt.binding.unbind(tt.id); ok {
+			t.Errorf("%s: %q passed for %s as %q", tt.name, tt.id, tt.binding.Consumer, got)
 		}
 	}
+}
+
+// recut is bound (the id bound for bindingA) with its ciphertext made to decrypt to id without its first cut
+// bytes, its tag kept: what a consumer whose name ends in those bytes would need to pass.
+func recut(bound, id string, cut int) string {
+	raw := make([]byte, 0, len(bound))
+	for i := len("resp_"); i+1 < len(bound); i += 2 {
+		raw = append(raw, hexValue(bound[i])<<4|hexValue(bound[i+1]))
+	}
+	var tag [bindingTagBytes]byte
+	copy(tag[:], raw)
+	out := []byte(bound[:len("resp_")+2*bindingTagBytes])
+	for i, c := range []byte(id[cut:]) {
+		ks := bindingA.keystream(&tag, i/keystreamBlock)
+		c ^= ks[i%keystreamBlock]
+		out = append(out, hexDigits[c>>4], hexDigits[c&15])
+	}
+	return string(out)
 }
 
 // renderBound renders a Responses request on path toward an openai provider with the binding.
@@ -128,6 +167,35 @@ func TestRenderBindsStoredState(t *testing.T) {
 		{name: "an escaped type", body: `{"model":"gpt-4.1","input":[{"typ\u0065":"item_reference","id":"msg_1"}]}`,
 			wantCode: ErrUnsupportedParameter, wantParam: "input[0]"},
 		{name: "a string input", body: `{"model":"gpt-4.1","input":"hi"}`, sameWithoutBinding: true},
+		// request_id names the response a provider (vLLM) makes: a consumer could have one made under an id
+		// bound for another.
+		{name: "a request_id", body: `{"model":"gpt-4.1","input":"hi","store":false,"request_id":"resp_A1"}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "request_id"},
+		{name: "request_id null", body: `{"model":"gpt-4.1","input":"hi","request_id":null}`, sameWithoutBinding: true},
+		{name: "a request_id in another letter case", body: `{"model":"gpt-4.1","input":"hi","Request_Id":"resp_A1"}`,
+			wantCode: ErrInvalidJSON, wantParam: "Request_Id", refusedWithoutBinds: true},
+		// Items that carry an id without the content that spares the provider its store.
+		{name: "a reasoning item with an empty encrypted_content", body: `{"model":"gpt-4.1","input":[{"type":"reasoning","id":"rs_A1","summary":[],"encrypted_content":""},{"role":"user","content":"go on"}]}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "input[0].encrypted_content"},
+		{name: "a reasoning item with an object for encrypted_content", body: `{"model":"gpt-4.1","input":[{"type":"reasoning","id":"rs_A1","summary":[],"encrypted_content":{}}]}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "input[0].encrypted_content"},
+		{name: "a reasoning item with a number for encrypted_content", body: `{"model":"gpt-4.1","input":[{"type":"reasoning","id":"rs_A1","summary":[],"encrypted_content":0}]}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "input[0].encrypted_content"},
+		{name: "a message with an id and no content", body: `{"model":"gpt-4.1","input":[{"type":"message","id":"msg_A1"},{"role":"user","content":"go on"}]}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "input[0].content"},
+		{name: "a message without its type, with an id and no content", body: `{"model":"gpt-4.1","input":[{"id":"msg_A1","role":"assistant"}]}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "input[0].content"},
+		{name: "a message with an id and content null", body: `{"model":"gpt-4.1","input":[{"type":"message","id":"msg_A1","role":"assistant","content":null}]}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "input[0].content"},
+		{name: "a message with an id and Content in another case", body: `{"model":"gpt-4.1","input":[{"type":"message","id":"msg_A1","role":"assistant","Content":"x"}]}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "input[0].content"},
+		{name: "a function_call with an id and no arguments", body: `{"model":"gpt-4.1","input":[{"type":"function_call","id":"fc_A1","call_id":"c","name":"f"}]}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "input[0].arguments"},
+		{name: "a function_call_output with an id and no output", body: `{"model":"gpt-4.1","input":[{"type":"function_call_output","id":"fco_A1","call_id":"c"}]}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "input[0].output"},
+		{name: "an item of another type with an id", body: `{"model":"gpt-4.1","input":[{"type":"file_search_call","id":"fs_A1"}]}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "input[0].id"},
+		{name: "a message without an id", body: `{"model":"gpt-4.1","input":[{"type":"message","role":"user"}]}`, sameWithoutBinding: true},
 	}
 	for _, path := range []string{"/v1/responses", "/v1/responses/input_tokens", "/v1/responses/compact"} {
 		for _, tt := range tests {
@@ -286,6 +354,39 @@ func TestStreamBindsLifecycleEvents(t *testing.T) {
 	}
 }
 
+// TestStreamBindsLifecycleShapes: an event that carries the response object is bound whatever its shape: a
+// data-only event, one whose event: line is not first, a response key written with escapes, the name
+// response.done; in LF (fast path) and CRLF (the framer's), however the stream is cut.
+func TestStreamBindsLifecycleShapes(t *testing.T) {
+	const created = `{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress"}}`
+	const delta = "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_1\",\"delta\":\"hi\"}\n\n"
+	const completed = "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"status\":\"completed\"}}\n\n"
+	bound := `"` + bindingA.bind("resp_1") + `"`
+	for _, tt := range []struct{ name, event string }{
+		{"data only", "data: " + created + "\n\n"},
+		{"data only, the type first", "data: {\"type\":\"response.in_progress\",\"response\":{\"id\":\"resp_1\"}}\n\n"},
+		{"an id: line first", "id: 1\nevent: response.created\ndata: " + created + "\n\n"},
+		{"data before the event: line", "data: " + created + "\nevent: response.created\n\n"},
+		{"the response key escaped", "event: response.created\ndata: {\"type\":\"response.created\",\"respons\\u0065\":{\"id\":\"resp_1\"}}\n\n"},
+		{"response.done", "event: response.done\ndata: {\"type\":\"response.done\",\"response\":{\"id\":\"resp_1\"}}\n\n"},
+	} {
+		for _, crlf := range []bool{false, true} {
+			stream := tt.event + delta + completed
+			if crlf {
+				stream = strings.ReplaceAll(stream, "\n", "\r\n")
+			}
+			x := Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses, Binding: bindingA}
+			plain := Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses}
+			for size := 0; size <= len(stream); size++ {
+				want := strings.ReplaceAll(streamThrough(plain, stream, size), `"resp_1"`, bound)
+				if got := streamThrough(x, stream, size); got != want {
+					t.Fatalf("%s (CRLF %v) in chunks of %d:\n%q\nwant\n%q", tt.name, crlf, size, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestStreamBindingKeepsUsage: the terminal event's usage is still counted from a bound stream.
 func TestStreamBindingKeepsUsage(t *testing.T) {
 	s := NewStream(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses, Binding: bindingA}, 0)
@@ -382,16 +483,17 @@ func TestBindingAllocatesNothing(t *testing.T) {
 	}
 }
 
-var tagSuffix = regexp.MustCompile(`_[0-9a-f]{32}"`)
+var boundLiteral = regexp.MustCompile(`"resp_[0-9a-f]{32,}"`)
 
-func stripTags(s string) string {
-	for {
-		t := tagSuffix.ReplaceAllString(s, `"`)
-		if t == s {
-			return s
+// unbindAll is s with every id bound for binding replaced by the provider's id, quoted as it is (as an id
+// written without escapes came).
+func unbindAll(s string, binding ResponseBinding) string {
+	return boundLiteral.ReplaceAllStringFunc(s, func(lit string) string {
+		if id, ok := binding.unbind(lit[1 : len(lit)-1]); ok {
+			return `"` + id + `"`
 		}
-		s = t
-	}
+		return lit
+	})
 }
 
 // FuzzBoundStream: whatever an upstream sends on a bound native Responses stream, the translator neither
@@ -408,10 +510,10 @@ func FuzzBoundStream(f *testing.F) {
 		x := Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses, Binding: bindingA}
 		out := streamThrough(x, string(stream), size)
 		plain := streamThrough(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses}, string(stream), size)
-		// Binding only adds tags at the end of strings: with every such suffix taken out of both, the streams
-		// are the same.
-		if stripTags(out) != stripTags(plain) {
-			t.Fatalf("the bound stream differs in more than tags:\n%q\n%q", out, plain)
+		// Binding only replaces ids: with every bound id replaced by the provider's, the streams are the same
+		// (but for an id the upstream wrote with escapes, which is bound as it decodes).
+		if unbindAll(out, bindingA) != plain && !bytes.Contains(stream, []byte{'\\'}) {
+			t.Fatalf("the bound stream differs in more than ids:\n%q\n%q", out, plain)
 		}
 	})
 }

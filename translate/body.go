@@ -24,9 +24,11 @@ const (
 	fieldMaxCompletionTokens
 	fieldEncodingFormat
 	fieldTools // tools or functions: the answer may carry tool calls
-	// fieldPreviousResponseID and fieldConversation name a Responses request's stored state (binding.go).
+	// fieldPreviousResponseID and fieldConversation name a Responses request's stored state, and
+	// fieldRequestID (vLLM's) the id of the response it makes (binding.go).
 	fieldPreviousResponseID
 	fieldConversation
+	fieldRequestID
 	fieldKindCount
 )
 
@@ -44,6 +46,7 @@ var fieldKinds = map[string]fieldKind{
 	"functions":             fieldTools,
 	"previous_response_id":  fieldPreviousResponseID,
 	"conversation":          fieldConversation,
+	"request_id":            fieldRequestID,
 }
 
 // RequestBody is a client request body that has been validated once, with its top-level members located so

@@ -36,7 +36,7 @@ func (b *Bridge) footprint() int {
 // RequestBody.Footprint).
 func (s *Stream) Footprint() int {
 	return cap(s.out) + cap(s.last) + cap(s.carry) + cap(s.members)*int(unsafe.Sizeof(jsonscan.Member{})) + cap(s.kinds) +
-		len(s.toolIndex)*64 + s.framer.Footprint() + cap(s.bout) + cap(s.bound) + cap(s.lifecycle)*int(unsafe.Sizeof(0))
+		len(s.toolIndex)*64 + s.framer.Footprint() + cap(s.bout) + cap(s.bound) + cap(s.lifecycle)*int(unsafe.Sizeof(0)) + s.tags.footprint()
 }
 
 // Release drops every reference the body holds to its source, keeping its buffers for the next Parse: a body

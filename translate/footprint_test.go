@@ -42,6 +42,24 @@ func TestFootprintFollowsTheBuffers(t *testing.T) {
 	if q, b := quiet.Footprint(), busy.Footprint(); b < 32<<10 || b <= q {
 		t.Errorf("footprint after a 64 KiB event carried over %d, of a fresh stream %d", b, q)
 	}
+
+	// A bound stream's cache of the last id it bound (and of its bound form) is kept too.
+	bound := NewStream(Exchange{Client: OpenAI, Provider: OpenAI, Op: OpResponses, Binding: bindingA}, 0)
+	id := strings.Repeat("r", maxBindableID)
+	if _, err := bound.Write([]byte("event: response.created\ndata: {\"response\":{\"id\":\"" + id + "\"}}\n\n")); err != nil {
+		t.Fatal(err)
+	}
+	bound.Close()
+	bound.Release()
+	kept := cap(bound.tags.id) + cap(bound.tags.bound)
+	if kept < 3*maxBindableID {
+		t.Fatalf("the cache keeps %d bytes after binding a %d-byte id", kept, maxBindableID)
+	}
+	before := bound.Footprint()
+	bound.tags = tagCache{}
+	if after := bound.Footprint(); before-after != kept {
+		t.Errorf("the bound stream's footprint counts %d of the %d bytes its id cache keeps", before-after, kept)
+	}
 }
 
 // TestReleaseDropsTheSource: a released body or stream keeps its buffers but no view of the last input, so a

@@ -1,8 +1,10 @@
 package translate
 
 import (
+	"bytes"
 	"hash/maphash"
 
+	"github.com/aidialect/aidialect/internal/jsonscan"
 	"github.com/aidialect/aidialect/internal/opcount"
 )
 
@@ -20,9 +22,15 @@ import (
 // The set holds at most maxBridgedItems ids, the bound on a Response's items; its tables are kept from one
 // Response to the next, so in steady state adding costs no allocation. It keeps views of the ids: the
 // caller keeps them unchanged until reset.
+//
+// Ids are compared as the client reads them: "call_1" and "call_\u0031" are one id. The ids are the contents
+// of JSON string literals; one with an escape (rare) is decoded into decoded, and the set keeps a view of that
+// (decoded only grows until reset, so earlier views stay valid when it moves).
 type callIDSet struct {
-	ids    [][]byte
-	hashes []uint64
+	ids     [][]byte
+	hashes  []uint64
+	decoded []byte
+	literal []byte // the escaped id being decoded, quoted
 	// slots is an open-addressing table of positions in ids, +1 (0: free), twice as large as the set may
 	// grow, so a lookup looks at few slots.
 	slots []uint16
@@ -40,7 +48,7 @@ func (s *callIDSet) reset() {
 		return
 	}
 	clear(s.ids)
-	s.ids, s.hashes = s.ids[:0], s.hashes[:0]
+	s.ids, s.hashes, s.decoded = s.ids[:0], s.hashes[:0], s.decoded[:0]
 	clear(s.slots)
 }
 
@@ -52,6 +60,10 @@ func (s *callIDSet) add(id []byte) bool {
 	}
 	if s.slots == nil {
 		s.slots = make([]uint16, callIDSlots)
+	}
+	opcount.Add(opcount.StepsTaken, len(id)) // the search for an escape
+	if bytes.IndexByte(id, '\\') >= 0 {
+		id = s.decode(id)
 	}
 	opcount.Add(opcount.BytesHashed, len(id))
 	h := maphash.Bytes(callIDSeed, id)
@@ -74,5 +86,21 @@ func (s *callIDSet) add(id []byte) bool {
 	}
 }
 
+// decode is the id an escaped one spells, in s.decoded (the id itself when it is not a well-formed string's
+// contents: the client could not read it either).
+func (s *callIDSet) decode(id []byte) []byte {
+	opcount.Add(opcount.BytesCopied, 2*len(id))
+	s.literal = append(append(append(s.literal[:0], '"'), id...), '"')
+	start := len(s.decoded)
+	decoded, ok := jsonscan.AppendUnquoted(s.decoded, s.literal)
+	if !ok {
+		return id
+	}
+	s.decoded = decoded
+	return decoded[start:len(decoded):len(decoded)]
+}
+
 // footprint is the bytes the set's tables hold.
-func (s *callIDSet) footprint() int { return cap(s.ids)*24 + cap(s.hashes)*8 + cap(s.slots)*2 }
+func (s *callIDSet) footprint() int {
+	return cap(s.ids)*24 + cap(s.hashes)*8 + cap(s.slots)*2 + cap(s.decoded) + cap(s.literal)
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aidialect/aidialect/internal/opcount"
+	"github.com/tidwall/gjson"
 )
 
 // callIDShape is how the ids of a chat answer's or stream's tool calls differ.
@@ -118,7 +119,7 @@ func TestBridgeCallIDsStayLinear(t *testing.T) {
 	}
 }
 
-// TestCallIDSet: the set tells ids apart by their bytes (a repeat is refused, an id of another length or
+// TestCallIDSet: the set tells ids apart as a client decodes them (a repeat is refused, an id of another length or
 // content is not), holds at most maxBridgedItems, forgets everything on reset, and adds without allocating
 // once its tables have grown.
 func TestCallIDSet(t *testing.T) {
@@ -126,7 +127,9 @@ func TestCallIDSet(t *testing.T) {
 	for _, tc := range []struct {
 		id   string
 		want bool
-	}{{"a", true}, {"b", true}, {"a", false}, {"ab", true}, {"", true}, {"", false}, {"b", false}} {
+	}{{"a", true}, {"b", true}, {"a", false}, {"ab", true}, {"", true}, {"", false}, {"b", false},
+		// Ids are the contents of JSON strings, compared as a client decodes them.
+		{`call_1`, true}, {`call_\u0031`, false}, {`call_\u0032`, true}, {`call_2`, false}, {`c\"`, true}, {`c"`, false}} {
 		if got := s.add([]byte(tc.id)); got != tc.want {
 			t.Errorf("add(%q) = %v, want %v", tc.id, got, tc.want)
 		}
@@ -185,5 +188,45 @@ func BenchmarkBridgeCallIDs(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestBridgedCallIDsDecoded: two tool calls whose ids differ only in how they are escaped are one id to the
+// client: the second gets a generated call_id, in a JSON answer and in a stream.
+func TestBridgedCallIDsDecoded(t *testing.T) {
+	for _, format := range []string{"answer", "stream"} {
+		t.Run(format, func(t *testing.T) {
+			var out []byte
+			if format == "answer" {
+				chat := bridgeChatAnswer(`"message":{"role":"assistant","content":null,"tool_calls":[`+
+					`{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}},`+
+					`{"id":"call_\u0031","type":"function","function":{"name":"g","arguments":"{}"}}]},"finish_reason":"tool_calls"`, "")
+				var echo responsesEcho
+				var err error
+				if out, err = bridgeAnswer(nil, []byte(chat), &echo, nil); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				var r responsesEvents
+				r.reset(nil, 0)
+				stream := "data: " + bridgeChatRole + "\n\n" +
+					"data: " + bridgeChatToolDelta(`[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]`) + "\n\n" +
+					"data: " + bridgeChatToolDelta(`[{"index":1,"id":"call_\u0031","type":"function","function":{"name":"g","arguments":"{}"}}]`) + "\n\n" +
+					"data: " + bridgeChatFinish("tool_calls") + "\n\ndata: [DONE]\n\n"
+				out, _ = r.write(nil, []byte(stream))
+				out = r.close(out)
+				// The terminal event's response lists the calls.
+				i := bytes.LastIndex(out, []byte("data: "))
+				out = []byte(gjson.GetBytes(out[i+len("data: "):], "response").Raw)
+			}
+			var ids []string
+			gjson.GetBytes(out, "output").ForEach(func(_, item gjson.Result) bool {
+				ids = append(ids, item.Get("call_id").String())
+				return true
+			})
+			if len(ids) != 2 || ids[0] != "call_1" || ids[1] == ids[0] || ids[1] == "" {
+				t.Errorf("call_ids %q: want call_1 and a generated one", ids)
+			}
+		})
 	}
 }

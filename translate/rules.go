@@ -72,6 +72,7 @@ var sharedRules = []bodyRule{
 	{fieldStreamOptions, planStreamOptions},
 	{fieldPreviousResponseID, planPreviousResponseID},
 	{fieldConversation, planConversation},
+	{fieldRequestID, planRequestID},
 }
 
 // planModel writes the upstream's model (a deployment, a mapped name) or drops it where the target names

@@ -344,7 +344,7 @@ func (s *Stream) noteLifecycle(chunk []byte, start, end int) {
 		n += copy(head[n:], chunk[:end])
 		first = head[:n]
 	}
-	if isLifecycleEvent(first[:min(len(first), maxLifecycleLine)]) {
+	if isLifecycleLine(first[:min(len(first), maxLifecycleLine)], false) {
 		s.lifecycle = append(s.lifecycle, start, end)
 	}
 }
@@ -370,18 +370,19 @@ func (s *Stream) bindLifecycle(out []byte, carried int) []byte {
 // bindEvent is event's decision for an event of a stream whose ids are bound, on the framer's path: a
 // lifecycle event is written to s.out, after s.pending, with its ids bound; the others go out as they came.
 func (s *Stream) bindEvent(raw []byte) eventAction {
-	if !isLifecycleEvent(raw[:min(len(raw), maxLifecycleLine)]) {
+	if !isLifecycleEvent(raw) {
 		return forwardEvent
 	}
-	mark := len(s.out)
-	w := append(s.out, s.pending...)
-	w, members, changed := s.x.Binding.appendBoundEvent(w, raw, s.members, &s.tags)
-	s.members = members
+	// Bound apart first (in s.bound, free off the fast path): the events forwarded before it are copied
+	// only when it changes, or each unchanged one would copy them all again.
+	bound, members, changed := s.x.Binding.appendBoundEvent(s.bound[:0], raw, s.members, &s.tags)
+	s.members, s.bound = members, bound[:0]
 	if !changed {
-		s.out = w[:mark]
 		return forwardEvent
 	}
-	s.out, s.pending = w, nil
+	opcount.Add(opcount.BytesCopied, len(s.pending)+len(bound))
+	s.out = append(append(s.out, s.pending...), bound...)
+	s.pending = nil
 	return editedEvent
 }
 

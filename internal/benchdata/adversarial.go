@@ -100,6 +100,31 @@ func ManyToolCalls(size int) []byte {
 	return EventsTo(size, event)
 }
 
+// ResponsesEventsTo repeats event to a native Responses stream of exactly size bytes with CRLF line ends
+// (every chunk goes through the framer), ended by a response.completed event whose response carries an id;
+// the space left over is padding in that response's instructions.
+func ResponsesEventsTo(size int, event []byte) []byte {
+	end := func(pad int) string {
+		return "event: response.completed\r\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"status\":\"completed\",\"instructions\":\"" +
+			strings.Repeat("x", pad) + "\"}}\r\n\r\n"
+	}
+	n := (size - len(end(0))) / len(event)
+	b := bytes.Repeat(event, n)
+	return append(b, end(size-len(b)-len(end(0)))...)
+}
+
+// UnchangedLifecycleEvents is a native Responses stream (ResponsesEventsTo) of size bytes of lifecycle
+// events without a response object: with consumers, the filter reads each to bind its ids and leaves it as it
+// came, so each must cost its own bytes, not those forwarded before it in its chunk. The events are 64 bytes,
+// so chunks of a power of two bytes from 64 up start with an event: the framer then forwards them as views of
+// the chunk, the path where a chunk's forwarded events are copied only when one is rewritten.
+func UnchangedLifecycleEvents(size int) []byte {
+	return ResponsesEventsTo(size, []byte("event: response.created\r\ndata: {\"p\":\""+strings.Repeat("x", 21)+"\"}\r\n\r\n"))
+}
+
+// ResponsesDeltaEvent is a typical text delta of a native Responses stream, CRLF.
+var ResponsesDeltaEvent = []byte("event: response.output_text.delta\r\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":7,\"item_id\":\"msg_68af4031\",\"output_index\":0,\"content_index\":0,\"delta\":\" the quick brown fox\",\"logprobs\":[]}\r\n\r\n")
+
 // ManyToolCallIDs is a chat completion (a JSON answer) of about size bytes whose message calls n tools, each
 // with a distinct id idLen bytes long that differs from the others only in its last bytes: a bridged
 // Responses answer checks the ids for repeats.
