@@ -221,7 +221,7 @@ func planPreviousResponseID(c *renderContext, i int, p *memberPlan) *Error {
 
 // storedStateFix is how a consumer continues a conversation without state the gateway cannot bind.
 const storedStateFix = "continue a response with the previous_response_id this gateway returned to you, or send " +
-	"store: false and the whole conversation in input (AI SDK: providerOptions.openai.store = false)"
+	"store: false and the whole conversation in input (AI SDK: providerOptions.openai.store = false; LangChain: use_previous_response_id=False)"
 
 // planConversation refuses a conversation: its id cannot be bound to a consumer.
 func planConversation(c *renderContext, i int, _ *memberPlan) *Error {
