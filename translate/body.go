@@ -55,9 +55,11 @@ type RequestBody struct {
 	fields  []fieldInfo           // per member, from fieldTable
 	index   [fieldKindCount]int16 // member index+1 of each fieldKind, 0 when absent
 	keys    keyTable              // finds repeated keys (body_keys.go)
-	plans   []memberPlan          // RenderBody's plan, one per member
-	render  renderContext         // RenderBody's context
-	bridge  *Bridge               // a bridged Responses request's state, kept for the next one
+	plans   []packedPlan          // RenderBody's plan, one per member
+	// planValues are the plans' rewritten values (a few per body).
+	planValues []planValue
+	render     renderContext // RenderBody's context
+	bridge     *Bridge       // a bridged Responses request's state, kept for the next one
 
 	// Model is the body's model ("" when absent).
 	Model string
@@ -91,7 +93,7 @@ func (b *RequestBody) parseWritten(src []byte, members []jsonscan.Member) *Error
 // parse is Parse, or parseWritten when written.
 func (b *RequestBody) parse(src []byte, members []jsonscan.Member, written bool) *Error {
 	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0], keys: b.keys,
-		plans: b.plans[:0], bridge: b.bridge}
+		plans: b.plans[:0], planValues: b.planValues[:0], bridge: b.bridge}
 	var err error
 	if written {
 		b.members = members
