@@ -19,8 +19,7 @@ import (
 // bytes. BenchmarkAdversarial times the same shapes (natively; internal/v8host in the compiled module).
 
 // maxOpsPerByte bounds the operations of one pass per byte of its input. A linear pass over the shapes
-// below pays 1 to 9.1 (a 16-member body of long escaped keys, compared pairwise, pays the most); the
-// mutations each row catches pay 15 to over 2,000.
+// below pays 1 to 7.2 (many-tool-calls pays the most); the mutations each row catches pay 15 to over 2,000.
 const maxOpsPerByte = 12
 
 // maxDoubling bounds how the operations per byte grow from a shape to the same shape at twice the bytes:
@@ -179,7 +178,7 @@ func checkLinear(t *testing.T, n, m int, small, large opcount.Counts) {
 
 // TestAdversarialShapesLinear: each hostile shape pays at most maxOpsPerByte operations per byte, and at
 // twice its bytes at most maxDoubling times as many per byte. Checked to fail on a mutation (made, run,
-// reverted): with the keys of bodies over 256 members compared pairwise (the map left out), many-keys pays
+// reverted): with the keys hashed by a hash a client can collide (every key hashed to 0), many-keys pays
 // 665 operations per byte, shared-prefix-keys 256 (2.0x per byte at twice the bytes), shared-prefix-keys-at-cap
 // 2,040; with the data lines of an edited event split over the whole output so far (splitDataLines from 0),
 // multi-line-events pays 787.
@@ -202,24 +201,12 @@ func TestAdversarialShapesLinear(t *testing.T) {
 	}
 }
 
-// TestDuplicateKeyCountsLinear covers each regime of the duplicate-key check (body.go): keys compared
-// pairwise up to pairwiseMembers members, a map kept for the next body up to maxKeptKeys, a map for the
-// body alone above, the member cap; plain and escaped keys (decoded once, then compared). Every key
-// shares all but its last bytes with the others, the worst case of a comparison. Each row is checked to
-// fail on a mutation (made, run, reverted):
-//
-//	row                 mutation                                               ops per byte
-//	pairwise            each key compared with every other one, not only those   15.1
-//	                    before it (j < len(members))
-//	pairwise-escaped    the same; or escaped keys decoded again at each          16.1; 24.1
-//	                    comparison (memberName's cache left out)
-//	kept-map, -escaped  no map from 17 to 256 members (case n > pairwiseMembers  64.0 (2.0x per byte at
-//	                    deleted): compared pairwise                              twice the bytes)
-//	body-map, -escaped  no map above 256 members: compared pairwise              255 (2.0x)
-//	at-cap              the same                                                 2,032
-//	over-cap            the member cap left out of Parse (limit 0)               counts grow with the body
-//
-// (kept-map-17 only shows the map is taken from the 17th member: compared pairwise it would pay about 11.)
+// TestDuplicateKeyCountsLinear covers the duplicate-key check (body_keys.go: one seeded hash per key, a table
+// sized to the body) from a few keys to the member cap, plain and escaped keys (decoded once, then hashed).
+// Every key shares all but its last bytes with the others, the worst case of a comparison. Each row was
+// checked to fail on a mutation (made, run, reverted): with the hash replaced by one a client can collide
+// (every key hashed to 0), the keys are compared pairwise: "some" pays 64 operations per byte, "many" 255,
+// "at-cap" 2,032, each 2.0x per byte at twice the bytes.
 func TestDuplicateKeyCountsLinear(t *testing.T) {
 	skipWithoutCounts(t)
 	keys := func(n, keyLen int, escaped bool) []byte {
@@ -229,13 +216,12 @@ func TestDuplicateKeyCountsLinear(t *testing.T) {
 		name string
 		body func(scale int) []byte // scale 2: twice the bytes, in the same regime
 	}{
-		{"pairwise", func(s int) []byte { return keys(pairwiseMembers, s*4<<10, false) }},
-		{"pairwise-escaped", func(s int) []byte { return keys(pairwiseMembers, s*4<<10, true) }},
-		{"kept-map-17", func(s int) []byte { return keys(pairwiseMembers+1, s*4<<10, false) }},
-		{"kept-map", func(s int) []byte { return keys(s*maxKeptKeys/2, 2<<10, false) }},
-		{"kept-map-escaped", func(s int) []byte { return keys(s*maxKeptKeys/2, 2<<10, true) }},
-		{"body-map", func(s int) []byte { return keys(s*2*maxKeptKeys, 1<<10, false) }},
-		{"body-map-escaped", func(s int) []byte { return keys(s*2*maxKeptKeys, 1<<10, true) }},
+		{"few", func(s int) []byte { return keys(16, s*4<<10, false) }},
+		{"few-escaped", func(s int) []byte { return keys(16, s*4<<10, true) }},
+		{"some", func(s int) []byte { return keys(s*128, 2<<10, false) }},
+		{"some-escaped", func(s int) []byte { return keys(s*128, 2<<10, true) }},
+		{"many", func(s int) []byte { return keys(s*512, 1<<10, false) }},
+		{"many-escaped", func(s int) []byte { return keys(s*512, 1<<10, true) }},
 		{"at-cap", func(s int) []byte { return keys(maxTopLevelMembers, s*512, false) }},
 	}
 	for _, r := range rows {
@@ -253,7 +239,7 @@ func TestDuplicateKeyCountsLinear(t *testing.T) {
 	}
 	t.Run("duplicate-found", func(t *testing.T) {
 		// The last key repeats the first: found in each regime.
-		for _, n := range []int{pairwiseMembers, maxKeptKeys, maxTopLevelMembers} {
+		for _, n := range []int{16, 256, maxTopLevelMembers} {
 			body := keys(n-1, 64, false)                     // and the repeat: n members
 			firstKey := strings.Repeat("k", 64-6) + "000001" // SharedPrefixKeysRequest's first key
 			dup := append(body[:len(body)-1:len(body)-1], `,"`+firstKey+`":1}`...)

@@ -57,10 +57,12 @@ type RequestBody struct {
 	names   []string              // decoded names, only for members whose key had escapes
 	fields  []fieldInfo           // per member, from fieldTable
 	index   [fieldKindCount]int16 // member index+1 of each fieldKind, 0 when absent
-	seen    map[string]struct{}   // keys, for bodies of many members (views of src: cleared by Parse)
-	plans   []memberPlan          // RenderBody's plan, one per member
-	render  renderContext         // RenderBody's context
-	bridge  *Bridge               // a bridged Responses request's state, kept for the next one
+	keys    keyTable              // finds repeated keys (body_keys.go)
+	plans   []packedPlan          // RenderBody's plan, one per member
+	// planValues are the plans' rewritten values (a few per body).
+	planValues []planValue
+	render     renderContext // RenderBody's context
+	bridge     *Bridge       // a bridged Responses request's state, kept for the next one
 
 	// Model is the body's model ("" when absent).
 	Model string
@@ -80,15 +82,6 @@ const (
 	tooManyMembers     = "the request body has more than 4096 top-level fields"
 )
 
-// Duplicate keys are found by comparing each key with the ones before it while a body has at most
-// pairwiseMembers members (every real request); a bigger body's keys go into a map instead, linear in the key
-// bytes whatever they share (Go's map hash is seeded per process, so chosen keys cannot make it collide). The
-// map is kept for the next body only when it serves at most maxKeptKeys keys.
-const (
-	pairwiseMembers = 16
-	maxKeptKeys     = 256
-)
-
 // Parse validates src as a JSON object and reads the fields that decide routing. src must not change while
 // the RequestBody is in use.
 func (b *RequestBody) Parse(src []byte) *Error { return b.parse(src, nil, false) }
@@ -102,9 +95,8 @@ func (b *RequestBody) parseWritten(src []byte, members []jsonscan.Member) *Error
 
 // parse is Parse, or parseWritten when written.
 func (b *RequestBody) parse(src []byte, members []jsonscan.Member, written bool) *Error {
-	clear(b.seen) // the previous body's keys
-	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen,
-		plans: b.plans[:0], bridge: b.bridge}
+	*b = RequestBody{src: src, members: b.members[:0], names: b.names[:0], fields: b.fields[:0], keys: b.keys,
+		plans: b.plans[:0], planValues: b.planValues[:0], bridge: b.bridge}
 	var err error
 	if written {
 		b.members = members
@@ -114,35 +106,23 @@ func (b *RequestBody) parse(src []byte, members []jsonscan.Member, written bool)
 		}
 		return NewError(ErrInvalidJSON, "", "the request body is not a valid JSON object: "+err.Error())
 	}
-	var seen map[string]struct{} // nil: keys are compared pairwise
-	switch n := len(b.members); {
-	case written:
-		// Its writer writes each member once, in lower case: there is no repeated or folded key to find.
-	case n > maxKeptKeys:
-		seen = make(map[string]struct{}, n) // for this body only
-	case n > pairwiseMembers:
-		if b.seen == nil {
-			b.seen = make(map[string]struct{}, n)
-		}
-		seen = b.seen
+	if !written {
+		b.keys.reset(len(b.members))
 	}
-	for i, m := range b.members {
-		var info fieldInfo
+	for i := range b.members {
 		opcount.Add(opcount.MembersVisited, 1)
-		if m.KeyEscaped {
-			name := b.memberName(i)
-			info = fieldTable[name]
-			opcount.Lookup(len(name))
-		} else {
-			info = fieldTable[string(m.Key(src))]
-			opcount.Lookup(m.KeyEnd - m.KeyStart - 2)
-		}
-		kind := info.kind
-		if !written && (seen != nil && b.seenBefore(seen, i) || seen == nil && b.duplicateBefore(i)) {
+		key := b.keyOf(i)
+		h := hashKey(key)
+		info := fieldsByHash.lookup(key, h)
+		// A body the filter wrote has each member once, in lower case: no repeated or folded key to find.
+		// Upstream parsers disagree on which of two repeated keys wins, so a body with one could be routed on
+		// one model and served by another.
+		if !written && b.keys.add(b, i, key, h) {
 			name := b.memberName(i)
 			return NewError(ErrInvalidJSON, name, "the request body has the field "+quoteForMessage(name)+
 				" more than once: send each field once")
 		}
+		kind := info.kind
 		if kind == fieldOther && !written {
 			if name, ok := b.foldsToReadField(i); ok {
 				return NewError(ErrInvalidJSON, b.memberName(i), "the request body has the field "+
@@ -154,7 +134,7 @@ func (b *RequestBody) parse(src []byte, members []jsonscan.Member, written bool)
 		if kind != fieldOther {
 			b.index[kind] = int16(i + 1)
 		}
-		if e := b.readField(kind, m.Value(src)); e != nil {
+		if e := b.readField(kind, b.members[i].Value(src)); e != nil {
 			return e
 		}
 	}
@@ -216,48 +196,6 @@ func (b *RequestBody) memberName(i int) string {
 		b.names[i] = decodeJSONString(b.src[m.KeyStart:m.KeyEnd])
 	}
 	return b.names[i]
-}
-
-// seenBefore reports whether member i repeats a key in seen, and adds it: members must come in order. An
-// unescaped key is kept as a view of src (no copy), an escaped one decoded, so "mo\u0064el" repeats "model".
-func (b *RequestBody) seenBefore(seen map[string]struct{}, i int) bool {
-	var key string
-	if m := b.members[i]; m.KeyEscaped {
-		key = b.memberName(i)
-	} else {
-		raw := m.Key(b.src)
-		key = unsafe.String(unsafe.SliceData(raw), len(raw))
-	}
-	// One map operation per key: an insertion that leaves the size unchanged found the key there already
-	// (a lookup then an insertion hashed every key twice, half the cost of a body of many short keys).
-	opcount.Lookup(len(key))
-	n := len(seen)
-	seen[key] = struct{}{}
-	return len(seen) == n
-}
-
-// duplicateBefore reports whether member i repeats an earlier key, by comparing it with each (bodies of at
-// most pairwiseMembers members). Upstream parsers disagree on which duplicate wins, so a body with one could
-// be routed on one model and served by another.
-func (b *RequestBody) duplicateBefore(i int) bool {
-	mi := b.members[i]
-	for j := 0; j < i; j++ {
-		mj := b.members[j]
-		opcount.Add(opcount.MembersVisited, 1)
-		if !mi.KeyEscaped && !mj.KeyEscaped {
-			opcount.Equal(mi.KeyEnd-mi.KeyStart-2, mj.KeyEnd-mj.KeyStart-2)
-			if string(mi.Key(b.src)) == string(mj.Key(b.src)) {
-				return true
-			}
-		} else {
-			ni, nj := b.memberName(i), b.memberName(j)
-			opcount.Equal(len(ni), len(nj))
-			if ni == nj {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func (b *RequestBody) readField(kind fieldKind, raw []byte) *Error {

@@ -72,8 +72,8 @@ func TestDuplicateKeys(t *testing.T) {
 		{"long shared prefixes, last one escaped", sharedPrefix(300, long+`0000\u0037`), long + "00007"},
 	}
 	for _, tt := range tests {
-		// Alone, the keys take the pairwise path when few; behind fillers, the map's.
-		for _, pad := range []int{0, 2 * pairwiseMembers} {
+		// Alone, and behind fillers (in a bigger key table, whose probes pass over more keys).
+		for _, pad := range []int{0, 40, 600} {
 			keys := append(fillers(pad), tt.keys...)
 			var b RequestBody
 			err := b.Parse(objectOf(keys...))
@@ -163,30 +163,29 @@ func TestTopLevelMemberCap(t *testing.T) {
 	}
 }
 
-// The key map kept for bodies of many keys starts each Parse empty (keys of the last body would collide with
-// the next body's, and keep it alive), never grows past maxKeptKeys, and costs no allocation once warm.
-func TestDuplicateKeyMapIsClearedAndBounded(t *testing.T) {
-	keys := fillers(4 * pairwiseMembers)
-	body := objectOf(keys...)
-	withDup := objectOf(append(keys[:len(keys)-1:len(keys)-1], keys[3])...)
+// The key table starts each Parse empty (keys of the last body would collide with the next body's), never
+// grows past 2*maxTopLevelMembers slots, and costs no allocation once warm, whatever the number of keys up to
+// the cap. Checked to fail before the table: the map of a body over 256 keys was allocated per body (an
+// allocation per Parse of maxTopLevelMembers keys, and its growth).
+func TestKeyTableIsClearedAndBounded(t *testing.T) {
 	var b RequestBody
-	for i, step := range []struct {
-		body []byte
-		ok   bool
-	}{{body, true}, {body, true}, {withDup, false}, {body, true}, {objectOf(keys[:5]...), true}} {
-		if err := b.Parse(step.body); (err == nil) != step.ok {
-			t.Fatalf("step %d: %v", i, err)
+	for _, n := range []int{8, 64, maxTopLevelMembers} {
+		keys := fillers(n)
+		body := objectOf(keys...)
+		withDup := objectOf(append(keys[:len(keys)-1:len(keys)-1], keys[3])...)
+		for i, step := range []struct {
+			body []byte
+			ok   bool
+		}{{body, true}, {body, true}, {withDup, false}, {body, true}, {objectOf(keys[:5]...), true}, {body, true}} {
+			if err := b.Parse(step.body); (err == nil) != step.ok {
+				t.Fatalf("%d keys, step %d: %v", n, i, err)
+			}
 		}
-	}
-	if len(b.seen) != 0 {
-		t.Errorf("a body of few keys leaves %d keys of the one before in the map", len(b.seen))
-	}
-	if allocs := testing.AllocsPerRun(20, func() { b.Parse(body) }); allocs != 0 {
-		t.Errorf("Parse of %d keys allocates %.1f times, want 0", len(keys), allocs)
-	}
-	for _, n := range []int{maxKeptKeys + 1, maxTopLevelMembers} {
-		if err := b.Parse(objectOf(fillers(n)...)); err != nil || len(b.seen) > maxKeptKeys {
-			t.Errorf("%d keys: the kept map holds %d keys (%v)", n, len(b.seen), err)
+		if allocs := testing.AllocsPerRun(20, func() { b.Parse(body) }); allocs != 0 {
+			t.Errorf("Parse of %d keys allocates %.1f times, want 0", n, allocs)
+		}
+		if got := cap(b.keys.slots); got > 2*maxTopLevelMembers {
+			t.Errorf("%d keys: the key table grew to %d slots", n, got)
 		}
 	}
 }

@@ -436,6 +436,7 @@ func init() {
 		}
 		s.rulesByKind = rulesByKind(s)
 	}
+	fieldsByHash = newFieldIndex(fieldTable)
 	buildRoutes()
 }
 

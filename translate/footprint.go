@@ -11,8 +11,9 @@ import (
 // callers drop a body whose footprint grew too large instead of reusing it.
 func (b *RequestBody) Footprint() int {
 	return cap(b.members)*int(unsafe.Sizeof(jsonscan.Member{})) + cap(b.names)*int(unsafe.Sizeof("")) +
-		cap(b.fields)*int(unsafe.Sizeof(fieldInfo{})) + cap(b.plans)*int(unsafe.Sizeof(memberPlan{})) +
-		b.bridge.footprint()
+		cap(b.fields)*int(unsafe.Sizeof(fieldInfo{})) + cap(b.plans)*int(unsafe.Sizeof(packedPlan{})) +
+		cap(b.planValues)*int(unsafe.Sizeof(planValue{})) +
+		b.keys.footprint() + b.bridge.footprint()
 }
 
 // footprint is the bytes a bridged exchange's state keeps: its chat body, answer and echo buffers, and the
@@ -40,15 +41,15 @@ func (s *Stream) Footprint() int {
 }
 
 // Release drops every reference the body holds to its source, keeping its buffers for the next Parse: a body
-// kept for reuse must not keep the last request's bytes alive (the key table holds views of them).
+// kept for reuse must not keep the last request's bytes alive.
 func (b *RequestBody) Release() {
-	clear(b.seen)
 	clear(b.names)
-	clear(b.plans) // a plan may hold a rewritten value (each rendering clears what it used: cap is never walked)
+	clear(b.planValues) // rewritten values (each rendering clears what it used: cap is never walked)
 	// The bridge goes too: kept in every pooled body, the buffers of the bridged answers each body happened
 	// to serve (a whole answer's text, for a stream) would add up across the pool; a bridged request builds
 	// its own (a dozen allocations), and chat requests, the many, carry none.
-	*b = RequestBody{members: b.members[:0], names: b.names[:0], fields: b.fields[:0], seen: b.seen, plans: b.plans[:0]}
+	*b = RequestBody{members: b.members[:0], names: b.names[:0], fields: b.fields[:0], keys: b.keys, plans: b.plans[:0],
+		planValues: b.planValues[:0]}
 }
 
 // Release drops the translator's view of the last chunk it was fed, keeping its buffers for the next stream.

@@ -78,10 +78,13 @@ func TestReleaseDropsTheSource(t *testing.T) {
 	if b.src != nil || b.Model != "" || len(b.members) != 0 || b.render.req != nil {
 		t.Errorf("released body still holds its request: src %q model %q members %d", b.src, b.Model, len(b.members))
 	}
-	for i, p := range b.plans[:cap(b.plans)] {
-		if p.raw != nil || p.str != "" {
-			t.Errorf("released plan %d still holds %q / %q", i, p.raw, p.str)
+	for i, v := range b.planValues[:cap(b.planValues)] {
+		if v.raw != nil || v.str != "" {
+			t.Errorf("released plan value %d still holds %q / %q", i, v.raw, v.str)
 		}
+	}
+	if cap(b.planValues) == 0 {
+		t.Error("the rendering kept no rewritten value: the check above checks nothing")
 	}
 	for i, name := range b.names[:cap(b.names)] {
 		if name != "" {

@@ -33,6 +33,27 @@ type memberPlan struct {
 	raw     []byte
 }
 
+// packedPlan is a memberPlan as kept for writing: its edit, and its value's position in body.planValues, +1
+// (0: none).
+type packedPlan struct {
+	edit  memberEdit
+	value uint16
+}
+
+// planValue is a rewritten value of a packedPlan.
+type planValue struct {
+	str string
+	raw []byte
+}
+
+// planValue is p's rewritten value (zero when it has none).
+func (b *RequestBody) planValue(p packedPlan) planValue {
+	if p.value == 0 {
+		return planValue{}
+	}
+	return b.planValues[p.value-1]
+}
+
 // A bodyRule is one row of a dialect's request rules: what it does, as a target, with a member of one kind.
 // It fills p (editKeep and unsettled by default) or refuses the request.
 type bodyRule struct {
@@ -64,6 +85,8 @@ type renderContext struct {
 	extras       paramList
 	// chainID is the chain an EternalAI target receives.
 	chainID string
+	// scratch is the plan of the member being planned (plan).
+	scratch memberPlan
 }
 
 // sharedRules apply toward every target, before the target's own rows (which may replace them by kind).
