@@ -13,10 +13,10 @@ import (
 
 // boundID is the id a consumer gets for a provider's response id, computed here from the documented
 // construction (SECURITY.md, translate/binding.go) with the standard library: "resp_" and the hex of a
-// 128-bit tag, HMAC-SHA256(k_mac, len(name) || name || id), and the id XOR a keystream of
+// 128-bit tag, HMAC-SHA256(k_mac, len(name) || name || len(provider) || provider || id), and the id XOR a keystream of
 // HMAC-SHA256(k_enc, tag || counter) blocks, where k_mac and k_enc are HMAC-SHA256 under SHA-256(label ||
 // secret) of "tag" and "keystream".
-func boundID(secret, consumer, id string) string {
+func boundID(secret, consumer, provider, id string) string {
 	root := stdsha256.Sum256([]byte("aidialect response binding\x00" + secret))
 	derive := func(label string) []byte {
 		mac := hmac.New(stdsha256.New, root[:])
@@ -28,6 +28,9 @@ func boundID(secret, consumer, id string) string {
 	binary.BigEndian.PutUint32(length[:], uint32(len(consumer)))
 	mac.Write(length[:])
 	mac.Write([]byte(consumer))
+	binary.BigEndian.PutUint32(length[:], uint32(len(provider)))
+	mac.Write(length[:])
+	mac.Write([]byte(provider))
 	mac.Write([]byte(id))
 	tag := mac.Sum(nil)[:16]
 	out := append([]byte(nil), tag...)
@@ -104,8 +107,8 @@ func wantRefused(code, param string) func(*testing.T, *outcome) {
 // without the provider being called; on create, input_tokens and compact, JSON and streams, OpenAI and
 // Azure OpenAI routes. Without consumers nothing is bound or refused.
 func TestConsumersCannotReachEachOthersResponses(t *testing.T) {
-	mineOpenAI := boundID(openAIKey, "team-a", "resp_A1")
-	mineAzure := boundID(azureKey, "team-a", "resp_A1")
+	mineOpenAI := boundID(openAIKey, "team-a", "openai", "resp_A1")
+	mineAzure := boundID(azureKey, "team-a", "azure-east", "resp_A1")
 	continueWith := func(id string) string {
 		return `{"model":"gpt-4.1","input":"and then?","previous_response_id":"` + id + `"}`
 	}
@@ -127,7 +130,7 @@ func TestConsumersCannotReachEachOthersResponses(t *testing.T) {
 					t.Fatalf("the provider got previous_response_id %q: %s", got, o.upstreamBody)
 				}
 				if gjson.GetBytes(o.clientBody, "previous_response_id").String() != mineOpenAI ||
-					gjson.GetBytes(o.clientBody, "id").String() != boundID(openAIKey, "team-a", "resp_A2") {
+					gjson.GetBytes(o.clientBody, "id").String() != boundID(openAIKey, "team-a", "openai", "resp_A2") {
 					t.Errorf("answer %s", o.clientBody)
 				}
 			}},
@@ -153,7 +156,7 @@ func TestConsumersCannotReachEachOthersResponses(t *testing.T) {
 		{"team-a sends the provider's raw id", responsesAs("team-a-key", "/v1/responses", continueWith("resp_A1")), wantNotIssued},
 		{"ops sends a forged tag", responsesAs("ops-key", "/v1/responses", continueWith("resp_"+strings.Repeat("0", 32)+mineOpenAI[len("resp_")+32:])), wantNotIssued},
 		{"ops sends its own tag for another id", responsesAs("ops-key", "/v1/responses",
-			continueWith(boundID(openAIKey, "ops", "resp_B1")[:len("resp_")+32]+mineOpenAI[len("resp_")+32:])), wantNotIssued},
+			continueWith(boundID(openAIKey, "ops", "openai", "resp_B1")[:len("resp_")+32]+mineOpenAI[len("resp_")+32:])), wantNotIssued},
 		{"the old format (the provider's id and a tag)", responsesAs("team-a-key", "/v1/responses",
 			continueWith("resp_A1_"+mineOpenAI[len("resp_"):len("resp_")+32])), wantNotIssued},
 		// A provider that names a response after the client's request_id (vLLM) would make one under any id:
@@ -203,7 +206,7 @@ func TestConsumersCannotReachEachOthersResponses(t *testing.T) {
 			200, jsonHeaders, `{"id":"resp_C1","object":"response.compaction","output":[],"usage":{"input_tokens":3,"output_tokens":1}}`),
 			func(t *testing.T, o *outcome) {
 				if gjson.GetBytes(o.upstreamBody, "previous_response_id").String() != "resp_A1" ||
-					gjson.GetBytes(o.clientBody, "id").String() != boundID(openAIKey, "team-a", "resp_C1") {
+					gjson.GetBytes(o.clientBody, "id").String() != boundID(openAIKey, "team-a", "openai", "resp_C1") {
 					t.Errorf("upstream %s, client %s", o.upstreamBody, o.clientBody)
 				}
 			}},
@@ -263,15 +266,24 @@ func TestBindingKeyFromTheEnvironment(t *testing.T) {
 	const secret = "0123456789abcdef0123456789abcdef-binding"
 	config := withSetting(withConsumers(testConfig), `"response_binding_key_env": "AIDIALECT_BINDING_KEY"`)
 	ex := answered(responsesAs("team-a-key", "/v1/responses", `{"model":"gpt-4.1","input":"x","previous_response_id":"`+
-		boundID(secret, "team-a", "resp_A1")+`"}`), 200, jsonHeaders, storedResponse)
+		boundID(secret, "team-a", "openai", "resp_A1")+`"}`), 200, jsonHeaders, storedResponse)
 	ex.config, ex.env = config, map[string]string{"AIDIALECT_BINDING_KEY": secret}
 	o := run(t, modes[0], ex)
 	o.assertRules(t)
 	if got := gjson.GetBytes(o.upstreamBody, "previous_response_id").String(); got != "resp_A1" {
 		t.Fatalf("the provider got previous_response_id %q (%d %s)", got, o.status, o.clientBody)
 	}
-	if got := gjson.GetBytes(o.clientBody, "id").String(); got != boundID(secret, "team-a", "resp_A1") {
+	if got := gjson.GetBytes(o.clientBody, "id").String(); got != boundID(secret, "team-a", "openai", "resp_A1") {
 		t.Errorf("id %q", got)
+	}
+	// One binding key for every provider: an id the openai provider minted is not sent to another provider
+	// (gpt-4o is served by azure-east), which would learn the consumer's id at openai.
+	ex = answered(responsesAs("team-a-key", "/v1/responses", `{"model":"gpt-4o","input":"x","previous_response_id":"`+
+		boundID(secret, "team-a", "openai", "resp_A1")+`"}`), 200, jsonHeaders, storedResponse)
+	ex.config, ex.env = config, map[string]string{"AIDIALECT_BINDING_KEY": secret}
+	o = run(t, modes[0], ex)
+	if o.upstreamCalls > 0 || o.clientHead["x-aidialect-error"] != "previous_response_not_found" {
+		t.Errorf("an id of another provider went upstream (%d calls, %d %s)", o.upstreamCalls, o.status, o.clientBody)
 	}
 }
 
@@ -291,7 +303,7 @@ func TestConsumerNamesAreIdentities(t *testing.T) {
 		for _, md := range modes {
 			t.Run(tc.name+"/"+md.name, func(t *testing.T) {
 				ex := responsesAs("intruder-key", "/v1/responses", `{"model":"gpt-4.1","input":"x","previous_response_id":"`+
-					boundID(openAIKey, tc.decoded, "resp_A1")+`"}`)
+					boundID(openAIKey, tc.decoded, "openai", "resp_A1")+`"}`)
 				ex.config = config
 				o := run(t, md, answered(ex, 200, jsonHeaders, continuedResponse))
 				if o.upstreamCalls > 0 || !strings.Contains(strings.Join(o.criticalLogs, "\n"), tc.log) ||

@@ -186,7 +186,8 @@ func (h *httpContext) chooseRoute(model string) (translate.UpstreamHead, *transl
 	// the request line); finishRequest completes it from the body.
 	h.exchange = translate.Exchange{Client: h.req.Dialect, Provider: h.target.Dialect, Op: h.req.Op, Onchain: h.cfg.onchain}
 	if h.consumer != nil {
-		h.target.Binding = translate.ResponseBinding{Key: route.provider.bindingKey, Consumer: h.consumer.name}
+		h.target.Binding = translate.ResponseBinding{Key: route.provider.bindingKey, Consumer: h.consumer.name,
+			Provider: route.provider.name}
 	}
 	return h.route.renderHead(&h.req, &h.target)
 }

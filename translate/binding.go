@@ -9,7 +9,8 @@ package translate
 //   - On the way out (a native Response, JSON or stream), the Response's id, and its previous_response_id,
 //     become "resp_" + hex(tag || ciphertext), a deterministic authenticated encryption of the provider's id
 //     under the consumer (SIV style: the tag is also the nonce):
-//     tag        = first 128 bits of HMAC-SHA256(k_mac, len(consumer name) || consumer name || provider id)
+//     tag        = first 128 bits of HMAC-SHA256(k_mac, len(consumer name) || consumer name ||
+//                  len(provider name) || provider name || provider id)
 //     keystream  = HMAC-SHA256(k_enc, tag || 0) || HMAC-SHA256(k_enc, tag || 1) || ... (4-byte counters)
 //     ciphertext = provider id XOR keystream
 //     The same id for the same consumer is always the same bound id, on every replica. A client never sees a
@@ -75,6 +76,10 @@ func NewBindingKey(secret string) *BindingKey {
 type ResponseBinding struct {
 	Key      *BindingKey
 	Consumer string
+	// Provider names the provider that minted the ids: an id bound for one provider does not verify for
+	// another, even when both share a binding key (response_binding_key_env), so a consumer's id is only ever
+	// sent back to the provider that issued it.
+	Provider string
 }
 
 func (b *ResponseBinding) active() bool { return b.Key != nil }
@@ -105,9 +110,12 @@ func (b *ResponseBinding) appendBoundID(w, id []byte, cache *tagCache) []byte {
 
 // tag is the tag of the provider's id for this consumer.
 func (b *ResponseBinding) tag(id []byte) (tag [bindingTagBytes]byte) {
-	var length [4]byte
-	binary.BigEndian.PutUint32(length[:], uint32(len(b.Consumer)))
-	sum := b.Key.mac.Sum(length[:], unsafe.Slice(unsafe.StringData(b.Consumer), len(b.Consumer)), id)
+	// Each name is prefixed by its length, so that no consumer and provider pair reads as another.
+	var consumerLength, providerLength [4]byte
+	binary.BigEndian.PutUint32(consumerLength[:], uint32(len(b.Consumer)))
+	binary.BigEndian.PutUint32(providerLength[:], uint32(len(b.Provider)))
+	sum := b.Key.mac.Sum(consumerLength[:], unsafe.Slice(unsafe.StringData(b.Consumer), len(b.Consumer)),
+		providerLength[:], unsafe.Slice(unsafe.StringData(b.Provider), len(b.Provider)), id)
 	copy(tag[:], sum[:])
 	return tag
 }

@@ -71,6 +71,8 @@ func TestBoundIDs(t *testing.T) {
 		{"empty", bindingA, ""},
 		// Without the name's length in the MAC, "team-a" + "resp_…" and "team-ar" + "esp_…" would be one message.
 		{"the name and the id cut elsewhere", ResponseBinding{Key: testBindingKey, Consumer: "team-ar"}, recut(bound, id, 1)},
+		// Two providers sharing a binding key (response_binding_key_env): an id goes back only to its own.
+		{"the id bound for another provider", ResponseBinding{Key: testBindingKey, Consumer: "team-a", Provider: "azure"}, bound},
 	} {
 		if got, ok := tt.binding.unbind(tt.id); ok {
 			t.Errorf("%s: %q passed for %s as %q", tt.name, tt.id, tt.binding.Consumer, got)
