@@ -548,9 +548,7 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 	case responseStream:
 		if !h.streamClosed {
 			h.streamClosed = true
-			// The body already went on: every piece of the end is appended.
-			h.beginPieces(nil, true)
-			h.closeStream()
+			h.closeStreamInTrailers()
 		}
 	case responseJSON, responseError:
 		// The body ended without end_of_stream; what Envoy buffered is all there is.
@@ -568,7 +566,7 @@ func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
 	}
 	// The chunk's output goes in pieces of whole events (a bridged stream's end repeats up to 4 MiB four
 	// times): the first replaces the chunk, the others are appended, each redacted on its own.
-	h.beginPieces(chunk, false)
+	h.beginPieces(chunk)
 	// A bridged stream's chunk may give several pieces, and the last chunk's output is followed by the end.
 	h.manyPieces = h.exchange.Bridge != nil || endOfStream
 	if !h.streamFailed && !h.streamClosed { // else the client already got its last event
@@ -595,16 +593,12 @@ func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
 	return types.ActionContinue
 }
 
-// beginPieces prepares emitPiece for a callback's output: chunk is the body the callback was given (nil in
-// the trailers callback, whose pieces are all appended, as appendOnly says).
-func (h *httpContext) beginPieces(chunk []byte, appendOnly bool) {
+// beginPieces prepares emitPiece for a body callback's output: chunk is the body the callback was given.
+func (h *httpContext) beginPieces(chunk []byte) {
 	if h.emit == nil {
 		h.emit = h.emitPiece // one func value per exchange, not one per chunk
 	}
 	h.pieceChunk, h.pieces = chunk, 0
-	if appendOnly {
-		h.pieces = 1
-	}
 }
 
 // emitPiece sends one piece of a stream's output (whole events) to the client, redacted: the first piece of a
@@ -640,6 +634,34 @@ func (h *httpContext) emitPiece(piece []byte) {
 func (h *httpContext) closeStream() {
 	s := &h.state.stream
 	s.CloseTo(h.emit)
+	h.countStreamEnd()
+}
+
+// closeStreamInTrailers ends a stream whose upstream ended it with trailers. Envoy holds none of its body
+// here (a stream is never paused, so every chunk already went on): proxy_set_buffer_bytes answers
+// BadArgument, and nothing can follow the last chunk (docs/envoy-host.md section 4). The end is computed all
+// the same, for the stream's usage and whether it was cut; when it had bytes for the client, they are lost:
+// counted and logged. A well-formed stream loses nothing: its [DONE], or its terminal Responses event, and
+// a bridged stream's end went out with the chunk that carried the upstream's [DONE].
+func (h *httpContext) closeStreamInTrailers() {
+	s := &h.state.stream
+	lost := 0
+	s.CloseTo(func(piece []byte) { lost += len(piece) })
+	h.countStreamEnd()
+	if lost == 0 {
+		return
+	}
+	h.metrics.countError(codeStreamEndLost)
+	what := "its end ([DONE], or a bridged stream's response.completed)"
+	if s.Truncated() {
+		what = "the error event that tells the client the stream was cut"
+	}
+	proxywasm.LogWarnf("aidialect: %s ended a stream with trailers before the stream's end: %s (%d bytes) "+
+		"cannot follow the last chunk in Envoy, so the client does not get it", h.route.provider.name, what, lost)
+}
+
+func (h *httpContext) countStreamEnd() {
+	s := &h.state.stream
 	if s.Truncated() {
 		h.metrics.countError(codeUpstreamStreamCut)
 	}

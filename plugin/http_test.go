@@ -303,9 +303,10 @@ func behaviours() []behaviour {
 					t.Errorf("chain_id %s", o.upstreamBody)
 				}
 			}},
-		{"stream ending in trailers is flushed there, with one [DONE]", func() exchange {
+		{"stream ending in trailers after its [DONE] reaches the client whole, with one [DONE]", func() exchange {
 			ex := answered(openAIChat("llama-3-70b", `,"stream":true`), 200, eventHeaders,
-				"data: {\"id\":\"a\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\ndata: {\"id\":\"a\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
+				"data: {\"id\":\"a\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\ndata: {\"id\":\"a\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+				"data: [DONE]\n\n")
 			ex.trailers = true
 			return ex
 		}(), func(t *testing.T, o *outcome) {

@@ -24,10 +24,13 @@ const (
 	codeUpstreamBadJSON   = "upstream_invalid_json"
 	codeStreamEventTooBig = "stream_event_too_large"
 	codeUpstreamStreamCut = "upstream_stream_cut"
+	// codeStreamEndLost: a stream ended in trailers with its end still to write (the [DONE], an error event,
+	// a bridged stream's end, a last event without its blank line), which Envoy no longer lets the filter add.
+	codeStreamEndLost = "stream_end_lost_in_trailers"
 )
 
 var countedCodes = []string{
-	codePanic, codeUpstreamEncoded, codeUpstreamBadJSON, codeStreamEventTooBig, codeUpstreamStreamCut,
+	codePanic, codeUpstreamEncoded, codeUpstreamBadJSON, codeStreamEventTooBig, codeUpstreamStreamCut, codeStreamEndLost,
 	string(translate.ErrModelNotFound), string(translate.ErrModelNotAllowed), string(translate.ErrUnauthorized),
 	string(translate.ErrInvalidAPIVersion), string(translate.ErrInvalidDeployment), string(translate.ErrInvalidJSON),
 	string(translate.ErrInvalidParameter), string(translate.ErrExtraParametersNotAllowed), string(translate.ErrBodyTooLarge),

@@ -36,7 +36,7 @@ var (
 	metricsTokenPairs = []string{"provider.az.model.gpt-4o", "provider.az.model.gpt-35-any", "provider.oa.model.gpt-4_1",
 		"provider.oa.model.default"}
 	metricsCodes = []string{"panic", "upstream_content_encoding", "upstream_invalid_json", "stream_event_too_large",
-		"upstream_stream_cut", "model_not_found", "model_not_allowed", "unauthorized", "invalid_api_version",
+		"upstream_stream_cut", "stream_end_lost_in_trailers", "model_not_found", "model_not_allowed", "unauthorized", "invalid_api_version",
 		"invalid_deployment", "invalid_json", "invalid_parameter", "extra_parameters_not_allowed", "body_too_large",
 		"unsupported_operation", "unsupported_content_encoding", "unknown_path", "method_not_allowed", "internal_error",
 		"upstream_redirect", "body_never_arrived", "unsupported_parameter", "upstream_answered_early",
@@ -85,7 +85,7 @@ func (v *recordingVM) NewPluginContext(uint32) types.PluginContext {
 // the first request; natively, the names defined are exactly those, each once, and every one is kept.
 func TestMetricsDefinedAtStart(t *testing.T) {
 	want := expectedMetricNames()
-	if n := len(want); n != 4*3*5+2*4+24 {
+	if n := len(want); n != 4*3*5+2*4+25 {
 		t.Fatalf("the test lists %d names", n)
 	}
 	for _, md := range modes {
@@ -321,6 +321,12 @@ func TestErrorCodesCounted(t *testing.T) {
 			[][2]string{{"content-type", "application/json"}, {"content-encoding", "gzip"}}, "\x1f\x8b"), "upstream_content_encoding"},
 		{"upstream_stream_cut", answered(openai.request(openai.body(`,"stream":true`)), 200, eventHeaders,
 			`data: {"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"h"}}]}`+"\n\n"), "upstream_stream_cut"},
+		{"stream_end_lost_in_trailers", func() exchange {
+			ex := answered(openai.request(openai.body(`,"stream":true`)), 200, eventHeaders,
+				`data: {"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
+			ex.trailers = true
+			return ex
+		}(), "stream_end_lost_in_trailers"},
 	}
 	for _, md := range modes {
 		t.Run(md.name, func(t *testing.T) {
@@ -335,7 +341,7 @@ func TestErrorCodesCounted(t *testing.T) {
 					}
 					o := run(t, md, ex)
 					o.assertRules(t)
-					if refusal := tt.code != "" && !strings.HasPrefix(tt.code, "upstream_"); refusal &&
+					if refusal := tt.code != "" && !strings.HasPrefix(tt.code, "upstream_") && tt.code != codeStreamEndLost; refusal &&
 						(o.local == nil || o.clientHead["x-aidialect-error"] != tt.code) {
 						t.Errorf("answered %d %q (local %v), want a local refusal %q", o.status, o.clientHead["x-aidialect-error"], o.local != nil, tt.code)
 					}

@@ -56,8 +56,11 @@ type fault struct {
 	client translate.Dialect
 	status int    // the status the client must see
 	metric string // filter error code counted once ("" none: every code stays 0)
-	warn   string // a warn log line must contain this ("" none required)
-	check  func(t *testing.T, o *outcome)
+	// endLost: the stream ended with trailers before its end, which the client never gets:
+	// stream_end_lost_in_trailers is counted once too.
+	endLost bool
+	warn    string // a warn log line must contain this ("" none required)
+	check   func(t *testing.T, o *outcome)
 }
 
 const (
@@ -187,6 +190,26 @@ func checkStreamEnd(t *testing.T, client translate.Dialect, body []byte, cut boo
 	}
 }
 
+// checkStreamEndLost asserts the body of a stream whose upstream ended it with trailers before its end: the
+// events that went out with the chunks, whole and parseable, the last of them holding last, and nothing the
+// gateway adds at a stream's end (no error event, no [DONE]).
+func checkStreamEndLost(t *testing.T, body []byte, last string) {
+	t.Helper()
+	if !bytes.HasSuffix(body, []byte("\n\n")) || bytes.Contains(body, []byte("[DONE]")) {
+		t.Fatalf("want whole events and no [DONE]: %q", body)
+	}
+	evs := strings.Split(strings.TrimSuffix(string(body), "\n\n"), "\n\n")
+	for _, ev := range evs {
+		d, ok := strings.CutPrefix(ev, "data: ")
+		if !ok || !gjson.Valid(d) || gjson.Get(d, "error").Exists() {
+			t.Errorf("an event that is not an answer's JSON data: %q", ev)
+		}
+	}
+	if !strings.Contains(evs[len(evs)-1], last) {
+		t.Errorf("the last event %q does not hold %s", evs[len(evs)-1], last)
+	}
+}
+
 func faults() []fault {
 	var rows []fault
 	add := func(f ...fault) { rows = append(rows, f...) }
@@ -296,11 +319,20 @@ func faults() []fault {
 						t.Errorf("%s", o.clientBody)
 					}
 				}},
-			fault{name: p.label() + ": finished stream ending in trailers", ex: withTrailers(answer(p.ex(true), 200, eventHeaders, events(chunkA), events(chunkStop))),
+			fault{name: p.label() + ": finished stream ending in trailers after its [DONE]", ex: withTrailers(answer(p.ex(true), 200, eventHeaders,
+				events(chunkA), events(chunkStop), events("[DONE]"))),
 				client: p.client, status: 200, check: func(t *testing.T, o *outcome) { checkStreamEnd(t, p.client, o.clientBody, false) }},
+			fault{name: p.label() + ": finished stream ending in trailers after its [DONE], in one chunk", ex: withTrailers(answer(p.ex(true), 200, eventHeaders,
+				events(chunkA, chunkStop, "[DONE]"))),
+				client: p.client, status: 200, check: func(t *testing.T, o *outcome) { checkStreamEnd(t, p.client, o.clientBody, false) }},
+			// Ended with trailers before its end: Envoy lets nothing follow the last chunk (docs/envoy-host.md
+			// section 4), so the [DONE] or the error event the gateway would add never reaches the client.
+			fault{name: p.label() + ": finished stream ending in trailers without [DONE]", ex: withTrailers(answer(p.ex(true), 200, eventHeaders, events(chunkA), events(chunkStop))),
+				client: p.client, status: 200, endLost: true, warn: "ended a stream with trailers before the stream's end",
+				check: func(t *testing.T, o *outcome) { checkStreamEndLost(t, o.clientBody, `"finish_reason":"stop"`) }},
 			fault{name: p.label() + ": cut stream ending in trailers", ex: withTrailers(answer(p.ex(true), 200, eventHeaders, events(chunkA), `data: {"id":"a","cho`)),
-				client: p.client, status: 200, metric: codeUpstreamStreamCut,
-				check: func(t *testing.T, o *outcome) { checkStreamEnd(t, p.client, o.clientBody, true) }},
+				client: p.client, status: 200, metric: codeUpstreamStreamCut, endLost: true, warn: "the error event",
+				check: func(t *testing.T, o *outcome) { checkStreamEndLost(t, o.clientBody, `"he"`) }},
 			fault{name: p.label() + ": stream cut mid-event", ex: answer(p.ex(true), 200, eventHeaders, events(chunkA, chunkB), `data: {"id":"a","object":"chat.comp`),
 				client: p.client, status: 200, metric: codeUpstreamStreamCut,
 				check: func(t *testing.T, o *outcome) {
@@ -515,7 +547,7 @@ func TestUpstreamFaults(t *testing.T) {
 					}
 					for code, n := range counts {
 						want := uint64(0)
-						if code == f.metric {
+						if code == f.metric || code == codeStreamEndLost && f.endLost {
 							want = 1
 						}
 						if n != want {

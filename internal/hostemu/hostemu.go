@@ -636,13 +636,14 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 	if trailers != nil {
 		tr := trailers()
 		err := x.step(w, func(o *released) error {
-			// Held, the whole body goes out now; else only what the callback appended. Compared by length:
-			// in native mode the emulator keeps the filter's own slice of a replaced chunk, which the filter
-			// may reuse, so its bytes cannot be compared (a replacement of bytes already sent goes unseen).
-			before := len(x.h.emu.GetCurrentResponseBody(x.id))
-			if x.bodyHeld {
-				before = 0
-			}
+			// Held, the whole body goes out now, as the callback left it. Else Envoy holds none of it: the
+			// last body callback continued, so Context::getBuffer wraps no buffer and every change answers
+			// BadArgument (docs/envoy-host.md section 4). proxytest applies the change all the same, and
+			// offers no hook to refuse it, so a change is reported instead: the client would never get it.
+			// Compared by length: in native mode the emulator keeps the filter's own slice of a replaced
+			// chunk, which the filter may reuse, so its bytes cannot be compared (a replacement of as many
+			// bytes goes unseen; the V8 host refuses it, as Envoy does).
+			sent := len(x.h.emu.GetCurrentResponseBody(x.id))
 			x.h.emu.CallOnResponseTrailers(x.id, tr)
 			after := x.h.emu.GetCurrentResponseBody(x.id)
 			if x.responseHeaders == nil {
@@ -650,11 +651,16 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 			} else if err := x.checkFrozenResponse("OnHttpResponseTrailers"); err != nil {
 				return err
 			}
-			if len(after) < before {
+			switch {
+			case x.bodyHeld:
+				if len(after) > 0 {
+					o.body = bytes.Clone(after)
+				}
+			case len(after) < sent:
 				return ruleErr("envoy-host 4", "OnHttpResponseTrailers shortened response bytes that already went to the client")
-			}
-			if len(after) > before {
-				o.body = bytes.Clone(after[before:])
+			case len(after) > sent:
+				return ruleErr("envoy-host 4", "OnHttpResponseTrailers changed the response body, but Envoy holds none "+
+					"(the last body callback continued): Envoy answers BadArgument, and the client never gets the %d bytes", len(after)-sent)
 			}
 			o.trailers = currentTrailers(proxywasm.GetHttpResponseTrailers, tr)
 			return nil

@@ -496,8 +496,10 @@ func TestVMDeadOnStart(t *testing.T) {
 	})
 }
 
-// A trailers callback may append to a body that already went to the client (a stream's last event), but not
-// take back bytes the client has: with nothing held, Envoy has nothing to replace them in.
+// A trailers callback can change no body that already went to the client: the last body callback continued,
+// so Envoy holds none and answers BadArgument (docs/envoy-host.md section 4). An append (a stream's last
+// event) would never reach the client, and a replacement cannot take back bytes it has: both are reported.
+// Only a body the last callback paused on may change there (TestTrailersFinishPausedBody).
 func TestResponseTrailersOnASentBody(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -505,8 +507,10 @@ func TestResponseTrailersOnASentBody(t *testing.T) {
 		client string
 		rule   bool
 	}{
-		{"append", func() error { return proxywasm.AppendHttpResponseBody([]byte("!")) }, "abc!", false},
-		{"replace with less", func() error { return proxywasm.ReplaceHttpResponseBody([]byte("X")) }, "", true},
+		{"append", func() error { return proxywasm.AppendHttpResponseBody([]byte("!")) }, "abc", true},
+		{"replace with more", func() error { return proxywasm.ReplaceHttpResponseBody([]byte("abcd")) }, "abc", true},
+		{"replace with less", func() error { return proxywasm.ReplaceHttpResponseBody([]byte("X")) }, "abc", true},
+		{"no change", func() error { return nil }, "abc", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &filter{}
@@ -525,7 +529,7 @@ func TestResponseTrailersOnASentBody(t *testing.T) {
 			if got := errors.As(err, &rule); got != tt.rule {
 				t.Fatalf("rule error %v, want %v", err, tt.rule)
 			}
-			if !tt.rule && string(w.body) != tt.client {
+			if string(w.body) != tt.client {
 				t.Errorf("client got %q, want %q", w.body, tt.client)
 			}
 		})

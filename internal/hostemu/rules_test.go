@@ -98,3 +98,24 @@ func TestRuleTableNamesEveryCheck(t *testing.T) {
 		t.Error("rules.json has no trap check")
 	}
 }
+
+// TestTrailersFinishPausedAnswer: a body the last body callback paused on is still Envoy's buffer in the
+// trailers callback (buffering_response_body_): a replacement and an append there reach the client, in order.
+func TestTrailersFinishPausedAnswer(t *testing.T) {
+	c, ok := hostemu.Rules.Check("paused-answer-finished-in-trailers")
+	if !ok {
+		t.Fatal("the rule table has no paused-answer-finished-in-trailers")
+	}
+	h, err := hostemu.New(ruleguest.VM(), c.Scenario.Guest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	o, err := hostemu.PlayScenario(h, c.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"b":22}`; string(o.ClientBody) != want {
+		t.Errorf("client body %q, want %q", o.ClientBody, want)
+	}
+}

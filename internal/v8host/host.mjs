@@ -366,11 +366,22 @@ class VM {
       proxy_set_buffer_bytes(type, start, maxSize, ptr, size) {
         const s = vm.stream(), field = bodyOf(type);
         if (!s || !field) return BAD_ARGUMENT;
-        const data = vm.bytes(ptr, size), cur = s[field];
-        if (start === 0 && maxSize === 0) s[field] = Buffer.concat([data, cur]); // prepend
-        else if (start === 0 && maxSize >= cur.length) s[field] = data; // replace
-        else if (start >= cur.length) s[field] = Buffer.concat([cur, data]); // append
+        // In a trailers callback whose body Envoy no longer holds (the last body callback continued), Envoy's
+        // Context::getBuffer wraps no buffer and proxy-wasm-cpp-host's BufferBase::copyFrom answers
+        // BadArgument: nothing changes. What the call would have made is kept, so that the exchange reports
+        // the filter counting on it (docs/envoy-host.md section 4).
+        const refused = s.unheld === field;
+        const data = vm.bytes(ptr, size), cur = refused ? (s.refused ?? s[field]) : s[field];
+        let next;
+        if (start === 0 && maxSize === 0) next = Buffer.concat([data, cur]); // prepend
+        else if (start === 0 && maxSize >= cur.length) next = data; // replace
+        else if (start >= cur.length) next = Buffer.concat([cur, data]); // append
         else return BAD_ARGUMENT;
+        if (refused) {
+          s.refused = next;
+          return BAD_ARGUMENT;
+        }
+        s[field] = next;
         return OK;
       },
       proxy_send_local_response(status, detailsPtr, detailsSize, bodyPtr, bodySize, headersPtr, headersSize, grpcStatus) {
@@ -591,6 +602,9 @@ class Exchange {
     this.s = {
       reqHeaders: [], respHeaders: [], reqTrailers: [], respTrailers: [],
       reqBody: EMPTY, respBody: EMPTY, reqBuffered: EMPTY, respBuffered: EMPTY, local: null,
+      // unheld names the body ('reqBody', 'respBody') a running trailers callback cannot change, Envoy holding
+      // none of it; refused is what the refused changes would have made of it (null: none was tried).
+      unheld: null, refused: null,
     };
     vm.streams.set(this.id, this.s);
     try {
@@ -637,14 +651,15 @@ class Exchange {
     if (hasTrailers) {
       const before = s.reqBody;
       s.reqTrailers = lowerPairs(trailers);
-      action = vm.callback(id, 'proxy_on_request_trailers', id, trailers.length);
+      const refused = this.trailersCallback(held ? null : 'reqBody', 'proxy_on_request_trailers', trailers.length);
+      action = refused.action;
       this.checkFrozenRequest('OnHttpRequestTrailers');
       if (this.localReply(action, 'OnHttpRequestTrailers')) return;
       if (action !== CONTINUE) {
         throw new RuleError('request-trailers-paused', `OnHttpRequestTrailers returned ${action}: nothing resumes the request, it would hang`);
       }
       if (held) sent.push(s.reqBody);
-      else if (!before.equals(s.reqBody)) {
+      else if (refused.body && !before.equals(refused.body)) {
         throw new RuleError('request-trailers-body-edit-not-held',
           'OnHttpRequestTrailers changed the request body, but Envoy holds none: every chunk already went upstream');
       }
@@ -733,19 +748,39 @@ class Exchange {
     } else if (trailers == null) {
       if (this.bodyCallback(EMPTY, true)) return;
     } else {
-      const before = this.bodyHeld ? 0 : s.respBody.length;
+      const sent = s.respBody;
       s.respTrailers = lowerPairs(trailers);
-      vm.callback(id, 'proxy_on_response_trailers', id, trailers.length);
-      const after = s.respBody;
+      const refused = this.trailersCallback(this.bodyHeld ? null : 'respBody', 'proxy_on_response_trailers', trailers.length);
       if (!this.responseHeaders) this.releaseHeaders();
       else this.checkFrozenResponse('OnHttpResponseTrailers');
-      if (after.length < before) {
+      if (refused.body && refused.body.length < sent.length) {
         throw new RuleError('response-trailers-shortened-sent-body', 'OnHttpResponseTrailers shortened response bytes that already went to the client');
       }
-      if (after.length > before) this.client.body.push(after.subarray(before));
+      if (refused.body && !refused.body.equals(sent)) {
+        throw new RuleError('response-trailers-body-edit-not-held',
+          'OnHttpResponseTrailers changed the response body, but Envoy holds none (the last body callback continued): ' +
+          'Envoy answered BadArgument, and the client never gets the bytes');
+      }
+      if (this.bodyHeld && s.respBody.length) this.client.body.push(s.respBody);
       this.client.trailers = clonePairs(s.respTrailers);
     }
     if (!this.responseHeaders) throw new RuleError('response-headers-never-released', 'the response headers were paused and never released');
+  }
+
+  // trailersCallback runs a trailers callback; unheld names the body Envoy no longer holds (null: the last body
+  // callback paused, and the buffered body may change). It returns the callback's action and what the host
+  // refused to make of that body (null: no change was tried).
+  trailersCallback(unheld, callback, count) {
+    const s = this.s;
+    s.unheld = unheld;
+    s.refused = null;
+    try {
+      const action = this.vm.callback(this.id, callback, this.id, count);
+      return { action, body: s.refused };
+    } finally {
+      s.unheld = null;
+      s.refused = null;
+    }
   }
 
   // bodyCallback: hostemu's Exchange.bodyCallback; true when the filter answered locally instead.

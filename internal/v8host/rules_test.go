@@ -3,6 +3,7 @@ package v8host
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/aidialect/aidialect/internal/hostemu"
@@ -128,5 +129,49 @@ func sameOutcome(t *testing.T, v8 *Outcome, emu *hostemu.ScenarioOutcome) {
 	}
 	if !reflect.DeepEqual(client.Trailers.Map(), Headers(emu.ClientTrailers).Map()) {
 		t.Errorf("client trailers: V8 %v, hostemu %v", client.Trailers, emu.ClientTrailers)
+	}
+}
+
+// TestTrailersBodyEditRefusedUnderV8: in a trailers callback whose body Envoy no longer holds, the V8 host
+// answers proxy_set_buffer_bytes with BadArgument, as Envoy does (docs/envoy-host.md section 4), and the
+// client gets nothing of the change; a body the last body callback paused on changes there, and the client
+// gets it as the callback left it.
+func TestTrailersBodyEditRefusedUnderV8(t *testing.T) {
+	h := sharedHost(t)
+	load(t, h, "ruleguest", buildWasm(t, ruleGuestPkg))
+	for _, tt := range []struct {
+		id      string
+		refused bool
+		client  string
+	}{
+		{"response-trailers-body-edit-not-held", true, "data: {}\n\ndata: {}\n\n"},
+		{"request-trailers-body-edit-not-held", true, ""},
+		{"paused-answer-finished-in-trailers", false, `{"b":22}`},
+	} {
+		t.Run(tt.id, func(t *testing.T) {
+			c, ok := hostemu.Rules.Check(tt.id)
+			if !ok {
+				t.Fatalf("the rule table has no %s", tt.id)
+			}
+			vm, err := h.NewVM("ruleguest", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer vm.Close()
+			o, err := vm.Run(string(c.Scenario.Guest), scenarioExchange(c.Scenario))
+			if err != nil {
+				t.Fatal(err)
+			}
+			refused := false
+			for _, line := range o.Errors {
+				refused = refused || strings.Contains(line, "bad argument")
+			}
+			if refused != tt.refused {
+				t.Errorf("the guest's body edit answered bad argument: %v, want %v (errors %q)", refused, tt.refused, o.Errors)
+			}
+			if tt.client != "" && (o.Client == nil || string(o.Client.Body) != tt.client) {
+				t.Errorf("client %+v, want the body %q", o.Client, tt.client)
+			}
+		})
 	}
 }
