@@ -138,6 +138,19 @@ func Start(opts Options) (*Env, error) {
 			upstreams[name] = "http://" + addr
 		}
 	} else {
+		// A misspelt name would leave that provider's traffic, with its key, going to the real host.
+		known := map[string]bool{}
+		var names []string
+		for _, p := range readConfig(config).Providers {
+			known[p.Name] = true
+			names = append(names, p.Name)
+		}
+		for name := range opts.Upstreams {
+			if !known[name] {
+				return nil, fmt.Errorf("-upstream names provider %q, which the configuration does not have (its providers: %s)",
+					name, strings.Join(names, ", "))
+			}
+		}
 		maps.Copy(upstreams, opts.Upstreams)
 	}
 	env.config = config

@@ -477,3 +477,13 @@ func TestDemoCurlsWithConsumers(t *testing.T) {
 		runCurl(t, c, map[string]string{KeyVariable: "key-of-alice"})
 	}
 }
+
+// An upstream override naming no provider of the configuration is refused: that provider's traffic, with its
+// key, would otherwise still go to the real host.
+func TestUpstreamOverrideNamesAProvider(t *testing.T) {
+	config := `{"providers":[{"name":"openai","dialect":"openai","host":"api.openai.com","api_key":"k","models":[{"name":"gpt-4.1"}]}]}`
+	_, err := Start(Options{Config: []byte(config), Upstreams: map[string]string{"opnai": "http://127.0.0.1:1"}, Listen: "127.0.0.1:0"})
+	if err == nil || !strings.Contains(err.Error(), `"opnai"`) || !strings.Contains(err.Error(), "openai") {
+		t.Fatalf("err %v, want the misspelt name and the configuration's providers", err)
+	}
+}
