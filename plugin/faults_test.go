@@ -159,3 +159,58 @@ func TestFaultInStreamEndsIt(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultInResponseTrailers: a panic in the response trailers callback. Envoy holds no body there unless a
+// body callback paused: a stream's client gets the events already sent and nothing more (no write the host
+// would refuse), a held JSON body becomes the error in the client's envelope; the VM lives on.
+func TestFaultInResponseTrailers(t *testing.T) {
+	stream := "data: " + `{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"x"}}]}` + "\n\n"
+	for _, md := range faultModes(t) {
+		for _, tc := range []struct {
+			name, contentType, body string
+			check                   func(t *testing.T, body []byte)
+		}{
+			{"stream", "text/event-stream", stream, func(t *testing.T, body []byte) {
+				if string(body) != stream {
+					t.Errorf("the client got %q, want the events sent before the trailers and nothing more", body)
+				}
+			}},
+			{"json", "application/json", chatOK, func(t *testing.T, body []byte) {
+				if gjson.GetBytes(body, "error.code").String() != "internal_error" {
+					t.Errorf("the client got %s, want the error in its envelope", body)
+				}
+			}},
+		} {
+			t.Run(md.name+"/"+tc.name, func(t *testing.T) {
+				host, err := hostemu.New(md.vm(t), []byte(testConfig))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer host.Close()
+				x := host.Begin()
+				err = x.SendRequest([][2]string{{":method", "POST"}, {":path", "/v1/chat/completions"}, {":authority", "gw"},
+					{"x-aidialect-test-panic", "OnHttpResponseTrailers"}},
+					[][]byte{[]byte(`{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}]}`)})
+				if err != nil || x.Local != nil {
+					t.Fatalf("request: %v %+v", err, x.Local)
+				}
+				w := &recorder{}
+				trailers := func() [][2]string { return [][2]string{{"x-upstream-done", "1"}} }
+				if err := x.RelayResponse(200, [][2]string{{"content-type", tc.contentType}}, strings.NewReader(tc.body), trailers, w); err != nil {
+					t.Fatalf("the answer broke a host rule: %v", err)
+				}
+				x.Finish()
+				tc.check(t, w.body)
+				if n, _ := host.Counter("aidialect_filter_errors_total.code.panic"); n == 0 {
+					t.Error("the panic was not counted")
+				}
+				next := host.Begin()
+				defer next.Finish()
+				if err := next.SendRequest([][2]string{{":method", "POST"}, {":path", "/v1/chat/completions"}, {":authority", "gw"}},
+					[][]byte{[]byte(`{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}]}`)}); err != nil || next.Upstream == nil {
+					t.Fatalf("the next request after the panic: %v %+v", err, next.Local)
+				}
+			})
+		}
+	}
+}

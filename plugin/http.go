@@ -54,9 +54,13 @@ type httpContext struct {
 	// requestBuffered and responseBuffered are the sizes of the bodies Envoy holds for the filter, as the last
 	// body callback reported them: a trailers callback, which reports none, reads that much.
 	requestBuffered, responseBuffered int
-	dropped                           []string
-	droppedMore                       int // dropped parameters past those listed in dropped
-	exchange                          translate.Exchange
+	// responseBodyHeld: a response body callback paused, so Envoy holds the body and the trailers callback may
+	// still replace it; without one, Envoy has no body there and refuses any write (docs/envoy-host.md
+	// section 4). inResponseTrailers: the trailers callback is running.
+	responseBodyHeld, inResponseTrailers bool
+	dropped                              []string
+	droppedMore                          int // dropped parameters past those listed in dropped
+	exchange                             translate.Exchange
 
 	mode         responseMode
 	status       int
@@ -530,6 +534,7 @@ func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action
 	case responseJSON, responseError:
 		h.responseBuffered = bodySize
 		if !endOfStream {
+			h.responseBodyHeld = true
 			return types.ActionPause
 		}
 		h.finishBufferedAnswer(bodySize)
@@ -539,6 +544,7 @@ func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action
 
 // OnHttpResponseTrailers ends an answer whose last body chunk did not carry end_of_stream.
 func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
+	h.inResponseTrailers = true
 	defer h.recoverAnswerPanic(&action)
 	h.injectFault("OnHttpResponseTrailers")
 	if h.routed && h.mode != responseLocal {
@@ -551,6 +557,17 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 			h.closeStreamInTrailers()
 		}
 	case responseJSON, responseError:
+		if !h.responseBodyHeld {
+			// Headers, then trailers, and no body: Envoy holds no body to write the translation into, so the
+			// client gets the upstream's status and headers with an empty body.
+			h.metrics.countError(codeUpstreamBadJSON)
+			proxywasm.LogWarnf("aidialect: %s answered %d with trailers and no body; the client gets an empty body", h.route.provider.name, h.status)
+			if h.holdHeaders {
+				h.respHeaders.writeResponse()
+				h.holdHeaders = false
+			}
+			break
+		}
 		// The body ended without end_of_stream; what Envoy buffered is all there is.
 		h.finishBufferedAnswer(h.responseBuffered)
 	}
@@ -817,6 +834,12 @@ func (h *httpContext) recoverAnswerPanic(action *types.Action) {
 		return
 	}
 	h.panicked(r, action)
+	if h.inResponseTrailers && (h.mode == responseStream || !h.responseBodyHeld) {
+		// Envoy holds no body in the trailers callback unless a body callback paused: nothing can be written,
+		// the client's answer just ends (counted and logged by panicked).
+		h.mode, h.streamFailed, h.streamClosed = responseFailed, true, true
+		return
+	}
 	switch h.mode {
 	case responseFailed:
 		h.dropResponseChunk()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/aidialect/aidialect/internal/hostemu"
 	"github.com/aidialect/aidialect/translate"
 )
 
@@ -121,6 +122,35 @@ func TestRequestTrailersChangeNothing(t *testing.T) {
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestErrorWithTrailersAndNoBody: an upstream error of headers and trailers alone. Envoy runs no body
+// callback and holds no body, so the trailers callback cannot write the envelope (a write there is refused):
+// the filter writes nothing, counts it and logs it, and the host reports no broken rule.
+func TestErrorWithTrailersAndNoBody(t *testing.T) {
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			host, err := hostemu.New(md.vm(t), []byte(testConfig))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer host.Close()
+			x := host.Begin()
+			defer x.Finish()
+			if err := x.SendRequest([][2]string{{":method", "POST"}, {":path", "/v1/chat/completions"}, {":authority", "gw"}},
+				[][]byte{[]byte(`{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}]}`)}); err != nil || x.Upstream == nil {
+				t.Fatalf("request: %v %+v", err, x.Local)
+			}
+			w := &recorder{}
+			trailers := func() [][2]string { return [][2]string{{"x-upstream-done", "1"}} }
+			if err := x.RelayResponse(500, [][2]string{{"content-type", "text/plain"}}, strings.NewReader(""), trailers, w); err != nil {
+				t.Fatalf("the answer broke a host rule: %v", err)
+			}
+			if w.status != 500 {
+				t.Errorf("status %d", w.status)
 			}
 		})
 	}
