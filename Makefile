@@ -24,7 +24,8 @@ build:
 
 ## run: builds dist/aidialect.wasm (in this working tree), then the local gateway running it on 127.0.0.1:8080 in
 ## front of four mock providers, and the same demo without default_provider on 127.0.0.1:8081; prints the models
-## and curls. CONFIG=file.json: your configuration, real providers, curls for its models.
+## and curls. CONFIG=file.json: your configuration, real providers, curls for its models. RUNFLAGS: more flags
+## for the local gateway (-consumer name=key, -upstream provider=url; README "Two commands").
 run: build
 	cd e2e && $(GO) run ./cmd/local -wasm ../$(WASM) $(if $(CONFIG),-config $(abspath $(CONFIG))) $(RUNFLAGS)
 

@@ -108,7 +108,7 @@ func (b *ResponseBinding) appendBoundID(w, id []byte, cache *tagCache) []byte {
 	return append(w, cache.bound...)
 }
 
-// tag is the tag of the provider's id for this consumer.
+// tag is the tag of the provider's id for this consumer and provider.
 func (b *ResponseBinding) tag(id []byte) (tag [bindingTagBytes]byte) {
 	// Each name is prefixed by its length, so that no consumer and provider pair reads as another.
 	var consumerLength, providerLength [4]byte

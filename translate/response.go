@@ -403,7 +403,8 @@ func ProviderAuthHeaders(d Dialect, key string, entraToken bool) []Header {
 var ClientCredentialHeaders = []string{"authorization", "api-key"}
 
 // ClientAccountHeaders choose the OpenAI organization and project a request is billed to; they are removed
-// unless the provider forwards the client's own key.
+// from requests, and from answers (where they name the operator's account), unless the provider forwards the
+// client's own key.
 var ClientAccountHeaders = []string{"openai-organization", "openai-project"}
 
 // ClientCredential extracts the client's key from Authorization: Bearer or api-key.

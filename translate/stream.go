@@ -78,7 +78,7 @@ func (s *Stream) Reset(x Exchange, maxEventBytes int) {
 	}
 	s.bindIDs = s.namedEvents && s.x.bindsAnswer()
 	s.lifecycle, s.bound = s.lifecycle[:0], s.bound[:0]
-	s.tags.valid = false // the consumer may be another
+	s.tags.valid = false // the consumer or the provider may be another
 	s.framer.Reset()
 	if maxEventBytes <= 0 {
 		maxEventBytes = sse.DefaultMaxEventBytes

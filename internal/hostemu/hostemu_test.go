@@ -499,7 +499,7 @@ func TestVMDeadOnStart(t *testing.T) {
 // A trailers callback can change no body that already went to the client: the last body callback continued,
 // so Envoy holds none and answers BadArgument (docs/envoy-host.md section 4). An append (a stream's last
 // event) would never reach the client, and a replacement cannot take back bytes it has: both are reported.
-// Only a body the last callback paused on may change there (TestTrailersFinishPausedBody).
+// Only a body the last callback paused on may change there (TestTrailersFinishPausedAnswer).
 func TestResponseTrailersOnASentBody(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
