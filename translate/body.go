@@ -229,9 +229,10 @@ func (b *RequestBody) readField(kind fieldKind, raw []byte) *Error {
 		}
 		// Every member is looked at, not only the first include_usage: a duplicate would let the filter and
 		// the provider read different values, as with top-level duplicates. The object was validated with the
-		// body, and its keys are decoded as the provider decodes them.
+		// body, so Skim only locates its members (Members would validate it again, and its table escapes: one
+		// allocation per streaming request); its keys are decoded as the provider decodes them.
 		var table [8]jsonscan.Member
-		members, err := jsonscan.Members(raw, table[:0], maxTopLevelMembers)
+		members, err := jsonscan.Skim(raw, table[:0], maxTopLevelMembers)
 		if err != nil { // only too many members: the body was validated
 			return NewError(ErrInvalidParameter, "stream_options", "stream_options has more than 4096 fields: "+
 				"send include_usage and the few others it takes")
@@ -240,10 +241,7 @@ func (b *RequestBody) readField(kind fieldKind, raw []byte) *Error {
 		seen := 0
 		folded := false
 		for _, m := range members {
-			name := m.Key(raw)
-			if m.KeyEscaped {
-				name = []byte(decodeJSONString(raw[m.KeyStart:m.KeyEnd]))
-			}
+			name := decodedKey(&m, raw)
 			switch {
 			case string(name) == "include_usage":
 				usage = m.Value(raw)

@@ -32,8 +32,6 @@ type Bridge struct {
 	// answer holds the chat answer, edited for the client's dialect, before it becomes a Response.
 	answer []byte
 	events responsesEvents
-	// callIDs tells a JSON answer's tool-call ids apart (the stream converter has its own).
-	callIDs callIDSet
 	// dropped is UpstreamBody.Dropped of a bridged request: the fields the bridge and the chat rules left out.
 	dropped []string
 }
@@ -184,7 +182,8 @@ func answerBridged(dst []byte, x *Exchange, body []byte) ([]byte, []Header, Usag
 	if len(answer) > 0 && len(body) > 0 && &answer[0] != &body[0] {
 		b.answer = answer[:0]
 	}
-	out, err := bridgeAnswer(dst[:0], answer, &b.echo, &b.callIDs)
+	// An exchange answers in JSON or as a stream, never both: the stream converter's id set serves.
+	out, err := bridgeAnswer(dst[:0], answer, &b.echo, &b.events.callIDs)
 	if err != nil {
 		return failedAnswer(dst, body, &b.echo, err), headers, usage, err
 	}

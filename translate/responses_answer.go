@@ -453,7 +453,12 @@ func decodedKey(m *jsonscan.Member, src []byte) []byte {
 }
 
 // decodeEscapedKey is decodedKey's rare path, kept out of line so that the common one inlines.
-func decodeEscapedKey(literal []byte) []byte { return []byte(decodeJSONString(literal)) }
+func decodeEscapedKey(literal []byte) []byte {
+	if key, ok := jsonscan.AppendUnquoted(nil, literal); ok {
+		return key
+	}
+	return literal[1 : len(literal)-1]
+}
 
 // lookupMembers fills values[i] with the value of keys[i] among obj's top-level members (the first of a
 // repeated key; nil when absent) and returns the member table for reuse, and whether obj is an object. obj

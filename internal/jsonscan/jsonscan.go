@@ -575,7 +575,7 @@ func scanLiteral(src []byte, i int, lit string) (int, error) {
 // Skim locates the top-level members of a JSON object without validating the values: strings are skipped
 // 8 bytes at a time up to a quote or a backslash, and containers by counting brackets. It serves answers from
 // providers (SSE events), where only a few top-level keys are read or replaced and the rest is copied as it
-// came; client requests always get the validating Members. Malformed input fails with an error or yields
+// came; a client request is validated once by Members, and a part of it already validated may be Skimmed. Malformed input fails with an error or yields
 // members whose bytes are copied back unchanged, never a panic. limit bounds the members as in Members.
 func Skim(src []byte, dst []Member, limit int) ([]Member, error) {
 	i := skipSpace(src, 0)
