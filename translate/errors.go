@@ -334,6 +334,9 @@ func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " "
 // gjson's own decoding, which differs after a lone surrogate), anything else as gjson gives it.
 func stringOf(r gjson.Result) string {
 	if r.Type == gjson.String {
+		if strings.IndexByte(r.Raw, '\\') < 0 {
+			return r.Str // no escape: both decoders read the bytes as they are, and gjson's view allocates nothing
+		}
 		return decodeJSONString(readOnlyBytes(r.Raw))
 	}
 	return r.String()

@@ -272,8 +272,10 @@ func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 	s.lifecycle = s.lifecycle[:0]
 	start := -len(s.carry) // where the event being cut starts in chunk (negative: in the carry)
 	if plain && len(s.carry) > 0 && s.carry[len(s.carry)-1] == '\n' && len(chunk) > 0 && chunk[0] == '\n' {
-		cut, i = 1, 1 // the boundary straddles the carry and this chunk
-		s.noteLifecycle(chunk, start, cut)
+		cut, i = 1, 1  // the boundary straddles the carry and this chunk
+		if s.bindIDs { // tested here: noteLifecycle is not inlined, and most streams bind nothing
+			s.noteLifecycle(chunk, start, cut)
+		}
 		start = cut
 		plain = s.plainEvent(chunk[1:])
 	}
@@ -285,7 +287,9 @@ func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 		}
 		opcount.Add(opcount.StepsTaken, j+len(eventBoundary)) // bytes searched
 		prev, cut = cut, i+j+len(eventBoundary)
-		s.noteLifecycle(chunk, start, cut)
+		if s.bindIDs { // tested here: noteLifecycle is not inlined, and most streams bind nothing
+			s.noteLifecycle(chunk, start, cut)
+		}
 		start, i = cut, cut
 		if i < len(chunk) {
 			plain = s.plainEvent(chunk[i:])
@@ -320,11 +324,7 @@ func (s *Stream) writeFast(chunk []byte) (out []byte, ok bool, err error) {
 		s.rememberLastData(out)
 	}
 	if len(s.lifecycle) > 0 {
-		carried := 0
-		if len(s.carry) > 0 {
-			carried = len(s.carry) // out is the carry, then chunk[:cut]
-		}
-		out = s.bindLifecycle(out, carried)
+		out = s.bindLifecycle(out, len(s.carry)) // out is the carry, then chunk[:cut]
 	}
 	opcount.Add(opcount.BytesCopied, len(chunk)-cut)
 	s.carry = append(s.carry[:0], chunk[cut:]...)
