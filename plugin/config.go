@@ -49,15 +49,17 @@ type rawProvider struct {
 	APIVersion      string
 	ExtraParameters string
 	ChainID         string
+	HostedTools     string
 	Models          []rawModel
 }
 
 type rawModel struct {
-	Name       string
-	Model      string
-	Deployment string
-	ChainID    string
-	ChatOnly   bool
+	Name        string
+	Model       string
+	Deployment  string
+	ChainID     string
+	ChatOnly    bool
+	HostedTools string
 }
 
 type rawConsumer struct {
@@ -114,6 +116,8 @@ type provider struct {
 	apiVersion      string
 	extraParameters translate.ExtraParameters
 	chainID         string
+	// hostedTools is the provider's hosted_tools ("" when unset): its model entries' default.
+	hostedTools string
 	// authHeaders are translate.ProviderAuthHeaders for the provider's own key, made once (nil with
 	// passthrough, whose key is each client's).
 	authHeaders []translate.Header
@@ -133,6 +137,8 @@ type modelRoute struct {
 	chainID    string
 	// chatOnly: the model has only Chat Completions; Responses requests to it are bridged to chat.
 	chatOnly bool
+	// dropHostedTools: bridged Responses requests leave hosted tools out (hosted_tools "drop").
+	dropHostedTools bool
 	// head remembers the entry's last rendered request line (renderHead); shared by the copies
 	// resolve returns.
 	head *headCache
@@ -514,6 +520,13 @@ func parseProvider(field string, rp rawProvider, getenv func(string) string, env
 	}
 	p.extraParameters, _ = translate.ParseExtraParameters(rp.ExtraParameters)
 	p.chainID = orDefault(rp.ChainID, "")
+	if err := checkHostedTools(rp.HostedTools); err != nil {
+		return nil, fieldErr(field+".hosted_tools", "%v", err)
+	}
+	p.hostedTools = rp.HostedTools
+	if p.hostedTools != "" && p.dialect.Supports(translate.OpResponses) && !slices.ContainsFunc(rp.Models, func(m rawModel) bool { return m.ChatOnly }) {
+		return nil, fieldErr(field+".hosted_tools", "%s", hostedToolsNotBridged)
+	}
 	if len(rp.Models) == 0 {
 		return nil, fieldErr(field+".models", "is empty: list the models this provider serves (\"*\" for all)")
 	}
@@ -544,6 +557,13 @@ func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {
 	if strings.ContainsAny(rm.Model, "\r\n\x00") {
 		return route, fieldErr(field+".model", "contains a line break or NUL")
 	}
+	if err := checkHostedTools(rm.HostedTools); err != nil {
+		return route, fieldErr(field+".hosted_tools", "%v", err)
+	}
+	if rm.HostedTools != "" && !rm.ChatOnly && p.dialect.Supports(translate.OpResponses) {
+		return route, fieldErr(field+".hosted_tools", "%s", hostedToolsNotBridged)
+	}
+	route.dropHostedTools = orDefault(rm.HostedTools, p.hostedTools) == hostedToolsDrop
 	for _, k := range [...]struct{ key, value string }{{"deployment", rm.Deployment}, {"chain_id", rm.ChainID}} {
 		if k.value == "" {
 			continue
@@ -553,6 +573,28 @@ func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {
 		}
 	}
 	return route, nil
+}
+
+// The values of hosted_tools: what a Responses request bridged to chat completions does with the tools that
+// run on the Responses API's servers (web_search, file_search, ...), which a chat provider cannot run.
+const (
+	hostedToolsRefuse = "refuse" // 400 naming the tool (the default)
+	hostedToolsDrop   = "drop"   // left out, named in x-aidialect-dropped-params
+)
+
+// hostedToolsNotBridged says why hosted_tools is refused where no Responses request is bridged: the key would
+// be silently ignored there.
+const hostedToolsNotBridged = "applies to Responses requests bridged to chat completions (azure-ai and eternalai " +
+	"providers, and models marked chat_only), and this provider's Responses API runs hosted tools itself: remove " +
+	"it, or mark the models chat_only"
+
+func checkHostedTools(v string) error {
+	switch v {
+	case "", hostedToolsRefuse, hostedToolsDrop:
+		return nil
+	}
+	return fmt.Errorf("is %q: use %q (the default: a request with a hosted tool gets 400) or %q (the tool is left out)",
+		v, hostedToolsRefuse, hostedToolsDrop)
 }
 
 func parseConsumer(field string, rc rawConsumer) (consumer, error) {

@@ -96,6 +96,8 @@ func decodeProvider(field string, v gjson.Result) (rawProvider, error) {
 			return decodeString(path, v, &p.ExtraParameters)
 		case "chain_id":
 			return decodeString(path, v, &p.ChainID)
+		case "hosted_tools":
+			return decodeString(path, v, &p.HostedTools)
 		case "models":
 			return decodeArray(path, v, func(item string, v gjson.Result) error {
 				var m rawModel
@@ -111,6 +113,8 @@ func decodeProvider(field string, v gjson.Result) (rawProvider, error) {
 						return decodeString(path, v, &m.ChainID)
 					case "chat_only":
 						return decodeBool(path, v, &m.ChatOnly)
+					case "hosted_tools":
+						return decodeString(path, v, &m.HostedTools)
 					}
 					return unknownKey(path)
 				})

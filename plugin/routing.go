@@ -41,6 +41,7 @@ func (r *modelRoute) target(clientModel string) translate.Target {
 		DefaultChainID:  p.chainID,
 		ExtraParameters: p.extraParameters,
 		ChatOnly:        r.chatOnly,
+		DropHostedTools: r.dropHostedTools,
 	}
 }
 
@@ -67,8 +68,9 @@ type targetKey struct {
 	Dialect                                                          translate.Dialect
 	BasePath, APIVersion, Deployment, Model, ChainID, DefaultChainID string
 	ExtraParameters                                                  translate.ExtraParameters
-	ChatOnly, ForceStreamUsage                                       bool
-	// Binding is not compared: RenderHead does not read it (it binds the body's and the answer's ids).
+	ChatOnly, DropHostedTools, ForceStreamUsage                      bool
+	// DropHostedTools and Binding are not compared: RenderHead reads neither (they edit the body, Binding
+	// binds the body's and the answer's ids).
 	Binding translate.ResponseBinding
 }
 

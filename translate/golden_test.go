@@ -90,6 +90,7 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 		DefaultChainID:  c.Provider.DefaultChainID,
 		ExtraParameters: extra,
 		ChatOnly:        c.Provider.ChatOnly,
+		DropHostedTools: c.Provider.HostedTools == "drop",
 	}
 	if target.BasePath == "" {
 		target.BasePath = providerDialect.DefaultBasePath()

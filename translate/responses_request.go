@@ -1060,7 +1060,7 @@ func (b *requestBridge) writeItem(at paramPath, f *objectFields) *Error {
 				"execution is not \"client\"), whose loaded tools only the Responses API's servers hold, and this "+
 				"model's provider has only Chat Completions"+hostedRefusalFix)
 		}
-		b.leaveOutOnce(len(hostedToolTypes), "tool_search")
+		b.leaveOutOnce(len(hostedToolTypes), "tools.tool_search")
 		return nil
 	case isOneOf(typ, hostedCallItemTypes):
 		return b.leaveOutHostedItem(at, indexOf(typ, hostedCallItemTypes))

@@ -250,10 +250,10 @@ func (b *requestBridge) writeToolList(raw []byte, place paramPath, loaded bool) 
 		case jsonStringIs(typ, "tool_search") && !isServerToolSearch(f):
 			e = b.writeToolSearchTool(at, f)
 		case b.dropHosted && jsonStringIs(typ, "tool_search"):
-			b.leaveOutOnce(len(hostedToolTypes), "tool_search")
+			b.leaveOutOnce(len(hostedToolTypes), "tools.tool_search")
 		case b.dropHosted && isOneOf(typ, hostedToolTypes):
 			i := indexOf(typ, hostedToolTypes)
-			b.leaveOutOnce(i, hostedToolTypes[i])
+			b.leaveOutOnce(i, "tools."+hostedToolTypes[i])
 		default:
 			e = unsupportedTool(at, f)
 		}
@@ -454,7 +454,7 @@ func (b *requestBridge) writeCustomTool(at paramPath, f *objectFields, namespace
 		// The provider cannot hold the model to the grammar; the model can still follow it when it reads it.
 		b.writeFramed(`. It must match this `, grammar.value[keySyntax][1:len(grammar.value[keySyntax])-1], "")
 		b.writeFramed(` grammar:\n`, grammar.value[keyDefinition][1:len(grammar.value[keyDefinition])-1], "")
-		b.leaveOut(at.member("format"))
+		b.leaveOut("tools." + decodeJSONString(name) + ".format")
 	}
 	b.write(`."}},"required":["input"],"additionalProperties":false}}}`)
 	return nil
@@ -648,7 +648,7 @@ func (b *requestBridge) leaveOutHostedItem(at paramPath, kind int) *Error {
 			" item, made by a hosted tool that runs on the servers of the Responses API, and this model's provider "+
 			"has only Chat Completions"+hostedRefusalFix)
 	}
-	b.leaveOutOnce(len(hostedToolTypes)+1+kind, "input[]."+hostedCallItemTypes[kind])
+	b.leaveOutOnce(len(hostedToolTypes)+1+kind, "input."+hostedCallItemTypes[kind])
 	return nil
 }
 

@@ -146,7 +146,7 @@ func TestBridgeAgentToolsLeftOut(t *testing.T) {
 	if _, e := bridgeRequest(nil, []byte(in), &opts, &echo); e != nil {
 		t.Fatal(e.Message)
 	}
-	want := []string{"input[].web_search_call", "tools[0].format", "web_search", "file_search", "client_metadata"}
+	want := []string{"input.web_search_call", "tools.apply_patch.format", "tools.web_search", "tools.file_search", "client_metadata"}
 	if strings.Join(echo.leftOut, " ") != strings.Join(want, " ") {
 		t.Errorf("left out %q, want %q", echo.leftOut, want)
 	}

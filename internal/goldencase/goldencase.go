@@ -49,6 +49,8 @@ type Provider struct {
 	Key             string `json:"key"`
 	// ChatOnly marks the model chat_only: Responses requests to it are bridged to chat completions.
 	ChatOnly bool `json:"chat_only,omitempty"`
+	// HostedTools is the model's hosted_tools ("drop": a bridged request leaves hosted tools out).
+	HostedTools string `json:"hosted_tools,omitempty"`
 }
 
 // Message is a request or response in the .http text form.
@@ -185,6 +187,7 @@ func (p Provider) PluginProvider(name, host, modelPattern string) map[string]any
 	if p.ChatOnly {
 		model["chat_only"] = true
 	}
+	set(model, "hosted_tools", p.HostedTools)
 	provider["models"] = []any{model}
 	return provider
 }
