@@ -295,6 +295,7 @@ const (
 	itemOutput
 	itemInput
 	itemAction
+	itemTools
 	itemMemberCount
 )
 
@@ -303,7 +304,7 @@ const itemFolded = itemContent
 
 var itemMemberNames = [...]string{itemType: "type", itemID: "id", itemRole: "role", itemEncryptedContent: "encrypted_content",
 	itemContent: "content", itemCallID: "call_id", itemName: "name", itemArguments: "arguments", itemOutput: "output",
-	itemInput: "input", itemAction: "action"}
+	itemInput: "input", itemAction: "action", itemTools: "tools"}
 
 // storedItemContent is, for each item type a client may send with its id, the members that carry the item
 // itself: with them the provider has no need of its store, without them it would read the item from its
@@ -323,6 +324,9 @@ var storedItemContent = [...]struct {
 	{"local_shell_call", []itemMember{itemCallID, itemAction}},
 	{"local_shell_call_output", []itemMember{itemOutput}},
 	{"web_search_call", []itemMember{itemAction}},
+	// The Codex CLI's client-run tool search (docs/agent-clients.md): the call's arguments, the tools it loaded.
+	{"tool_search_call", []itemMember{itemArguments}},
+	{"tool_search_output", []itemMember{itemTools}},
 }
 
 // checkBoundItem is checkBoundInput for the item at index n.

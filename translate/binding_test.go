@@ -162,6 +162,14 @@ func TestRenderBindsStoredState(t *testing.T) {
 			sameWithoutBinding: true},
 		{name: "items replayed with their ids and content", body: `{"model":"gpt-4.1","input":[{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"hi"}]},{"type":"function_call","id":"fc_1","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"}]}`,
 			sameWithoutBinding: true},
+		{name: "the Codex CLI's items replayed with their ids and content", body: `{"model":"gpt-4.1","input":[` +
+			`{"type":"custom_tool_call","id":"ctc_1","status":"completed","call_id":"p","name":"apply_patch","input":"*** Begin Patch"},` +
+			`{"type":"custom_tool_call_output","id":"ctco_1","call_id":"p","output":"ok"},` +
+			`{"type":"tool_search_call","id":"tsc_1","call_id":"s","status":"completed","execution":"client","arguments":{"query":"q"}},` +
+			`{"type":"tool_search_output","id":"tso_1","call_id":"s","status":"completed","execution":"client","tools":[]}]}`,
+			sameWithoutBinding: true},
+		{name: "a tool search output without its tools", body: `{"model":"gpt-4.1","input":[{"type":"tool_search_output","id":"tso_1","call_id":"s"}]}`,
+			wantCode: ErrUnsupportedParameter, wantParam: "input[0].tools"},
 		{name: "a type in another letter case", body: `{"model":"gpt-4.1","input":[{"Type":"item_reference","id":"msg_1"}]}`,
 			wantCode: ErrInvalidJSON, wantParam: "input[0].type"},
 		{name: "a type twice", body: `{"model":"gpt-4.1","input":[{"type":"message","type":"item_reference","id":"msg_1"}]}`,
