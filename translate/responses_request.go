@@ -16,13 +16,13 @@ package translate
 //     Azure AI take a system message's content as a string only.
 //   - function_call items become tool_calls of an assistant message: consecutive calls, and the assistant
 //     text message right before them, are one assistant message, as chat providers expect a turn's calls.
-//   - function_call_output items become tool messages; text parts are joined.
+//   - function_call_output (and custom_tool_call_output) items become tool messages; text parts are joined.
 //   - reasoning items are dropped: chat has no place for them (encrypted_content is readable only by
 //     OpenAI), and the model reasons afresh. They do not end the assistant turn around them.
 //   - item_reference items (or an item that is only an id) point at items stored at OpenAI; the gateway
-//     stores none, so they are refused, as are items only OpenAI's servers produce or run (built-in tool
-//     calls, custom tool calls, MCP, shell, compaction).
-//   - function tools are nested under "function"; built-in tools and custom (freeform) tools are refused.
+//     stores none, so they are refused, as are items only OpenAI's servers produce or run (hosted tool
+//     calls unless hosted tools are dropped, computer use, shell, compaction).
+//   - tools, and the calls and outputs of namespace, custom and client tool_search tools: responses_tools.go.
 //   - text.format becomes response_format (json_schema nested under json_schema), max_output_tokens the
 //     target's max-tokens field, reasoning.effort reasoning_effort; OpenAI's own chat parameters pass only to
 //     a target that takes them (bridgeOptions).
