@@ -29,6 +29,8 @@ const (
 	fieldPreviousResponseID
 	fieldConversation
 	fieldRequestID
+	// fieldClientMetadata is the Codex CLI's analytics map on Responses requests, which the public APIs refuse.
+	fieldClientMetadata
 	fieldKindCount
 )
 
@@ -47,6 +49,7 @@ var fieldKinds = map[string]fieldKind{
 	"previous_response_id":  fieldPreviousResponseID,
 	"conversation":          fieldConversation,
 	"request_id":            fieldRequestID,
+	"client_metadata":       fieldClientMetadata,
 }
 
 // RequestBody is a client request body that has been validated once, with its top-level members located so

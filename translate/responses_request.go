@@ -83,6 +83,8 @@ const (
 	readStore
 	// ignored: accepted and left out, for it changes nothing a stateless bridge could honour (see the rows).
 	ignored
+	// leaveOutNamed: left out, and named in x-aidialect-dropped-params (see the rows).
+	leaveOutNamed
 	// refuseUnlessNull: needs server state; refused unless null.
 	refuseUnlessNull
 	// refuseIfTrue: needs server state when true; false and null are accepted and left out.
@@ -197,6 +199,9 @@ var responsesFields = [...]responsesField{
 	{name: "max_tool_calls", handling: ignored, echo: echoMaxToolCalls},
 	// prompt_cache_retention tunes OpenAI's prompt cache: cost and latency, not the answer.
 	{name: "prompt_cache_retention", handling: ignored},
+	// client_metadata is the Codex CLI's analytics ids; no chat API has it (and OpenAI's own Responses API
+	// refuses it: planClientMetadata).
+	{name: "client_metadata", handling: leaveOutNamed},
 	{name: "previous_response_id", handling: refuseUnlessNull, refusal: "previous_response_id needs the gateway " +
 		"to keep earlier responses, which it does not for providers that have only Chat Completions: " + storeFalseFix},
 	{name: "conversation", handling: refuseUnlessNull, refusal: "conversation needs the gateway to keep the " +
@@ -226,9 +231,8 @@ func responsesFieldRow(name string) (int, bool) {
 	return row, row >= 0 && responsesFields[row].name == name
 }
 
-// nameSlot places a name in a table of 64: no two of the names the bridge reads, top-level fields
-// (responsesFieldBySlot) or object members (objectKeyBySlot), share a place in their table (the test
-// TestNameSlotsArePerfect checks it), so a name is found with one comparison, faster than a map's hash.
+// nameSlot places a name in a table of 64: no two of the top-level fields the bridge reads share a place in
+// responsesFieldBySlot (TestNameSlotsArePerfect checks it), so a name is found with one comparison.
 func nameSlot(name string) int {
 	if name == "" {
 		return 0
@@ -463,6 +467,10 @@ func (b *requestBridge) writeField(f *responsesField, raw []byte, values *[len(r
 		b.writeMember(orDefault(b.opts.maxTokensField, "max_completion_tokens"), raw)
 	case copyValue:
 		b.copyUnlessNull(f.name, raw)
+	case leaveOutNamed:
+		if !isJSONNull(raw) {
+			b.leaveOut(f.name)
+		}
 	case copyOpenAIParam:
 		if b.opts.openAIParams {
 			b.copyUnlessNull(f.name, raw)
@@ -609,6 +617,11 @@ const (
 	keyVerbosity
 	keySchema
 	keyEffort
+	keyNamespace
+	keyInput
+	keySyntax
+	keyDefinition
+	keyExecution
 	objectKeyCount
 )
 
@@ -618,14 +631,17 @@ var objectKeyNames = [objectKeyCount]string{keyType: "type", keyRole: "role", ke
 	keyRefusal: "refusal", keyImageURL: "image_url", keyDetail: "detail", keyFileID: "file_id",
 	keyFileData: "file_data", keyFileURL: "file_url", keyFilename: "filename", keyDescription: "description",
 	keyParameters: "parameters", keyStrict: "strict", keyMode: "mode", keyTools: "tools", keyFormat: "format",
-	keyVerbosity: "verbosity", keySchema: "schema", keyEffort: "effort"}
+	keyVerbosity: "verbosity", keySchema: "schema", keyEffort: "effort", keyNamespace: "namespace", keyInput: "input",
+	keySyntax: "syntax", keyDefinition: "definition", keyExecution: "execution"}
 
-// objectKeyBySlot is the objectKey+1 of the name at each nameSlot place, 0 for none.
-var objectKeyBySlot = func() (table [64]objectKey) {
+// objectKeyByName finds a member's objectKey. A map, where a perfect hash placed the names in a table of 64
+// before: new names kept colliding in it, and a member name is looked up once per member read.
+var objectKeyByName = func() map[string]objectKey {
+	m := make(map[string]objectKey, objectKeyCount)
 	for k, name := range objectKeyNames {
-		table[nameSlot(name)] = objectKey(k) + 1
+		m[name] = objectKey(k)
 	}
-	return table
+	return m
 }()
 
 // objectKeyOf is the objectKey of a member's key (the literal, with its quotes), and whether the bridge reads
@@ -635,11 +651,8 @@ func objectKeyOf(literal []byte, escaped bool) (objectKey, bool) {
 	if escaped {
 		name = []byte(decodeJSONString(literal))
 	}
-	k := objectKeyBySlot[nameSlot(bytesAsString(name))]
-	if k == 0 || objectKeyNames[k-1] != string(name) {
-		return 0, false
-	}
-	return k - 1, true
+	k, ok := objectKeyByName[string(name)]
+	return k, ok
 }
 
 // objectFields are the members of a Responses object (an item, a content part, a tool, tool_choice, text,
