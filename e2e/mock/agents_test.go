@@ -532,3 +532,37 @@ func TestScriptedCallErrors(t *testing.T) {
 		aiErr("BadRequest", `mock-call names tool "other"`)(t, decode(t, rec.body()))
 	})
 }
+
+// TestScriptedAnswers: a mock-answer line is the answer's whole text (no "echo: "), in chat and Responses, even
+// with tools offered; after a tool's output the answer echoes it as usual.
+func TestScriptedAnswers(t *testing.T) {
+	const answer = `{"city":"Paris","temperature":21}`
+	for _, text := range []string{"mock-answer " + answer, "Answer in JSON.\nmock-answer\n" + answer} {
+		if got, ok := parseMockAnswer(text); !ok || got != answer {
+			t.Errorf("parseMockAnswer(%q) = %q, %v", text, got, ok)
+		}
+	}
+	fn := map[string]any{"type": "function", "function": map[string]any{"name": "lookup"}}
+	for _, d := range Dialects {
+		t.Run("chat/"+d, func(t *testing.T) {
+			s := validSpec(d, chat)
+			s.set("tools", []any{fn})
+			s.set("messages", []any{map[string]any{"role": "user", "content": "mock-answer " + answer}})
+			rec := serve(New(d, testOpts[d]), s)
+			if got := get(decode(t, rec.body()), "choices.0.message.content"); got != answer {
+				t.Errorf("status %d, content %v, want %s", rec.status, got, answer)
+			}
+		})
+	}
+	for _, sf := range respSurfaces {
+		t.Run("responses/"+sf.name, func(t *testing.T) {
+			s := respSpec(sf.d, sf.classic)
+			s.set("tools", []any{lookupTool})
+			s.set("input", "mock-answer "+answer)
+			out := checkResponse(t, sf.d, decode(t, serve(New(sf.d, testOpts[sf.d]), s).body()), "completed")
+			if len(out) != 1 || checkMessage(t, out[0], "completed") != answer {
+				t.Errorf("output %v, want the text %s", out, answer)
+			}
+		})
+	}
+}

@@ -206,6 +206,8 @@ func (c *call) want() want {
 			}
 			if sc, ok := parseMockCall(w.text); ok {
 				w.scriptErr = c.scriptedChat(sc, &w)
+			} else if _, ok := parseMockAnswer(w.text); ok {
+				w.tool, w.toolKind, w.args = "", "", "" // the scripted text, even with tools offered
 			}
 		}
 	case opCompletions:
@@ -346,7 +348,11 @@ func (c *call) makeReply(w want) reply {
 		r.callID = "call_" + c.token(5, 24)
 		return r
 	}
-	for _, p := range strings.SplitAfter("echo: "+w.text, " ") {
+	text := "echo: " + w.text
+	if answer, ok := parseMockAnswer(w.text); ok {
+		text = answer
+	}
+	for _, p := range strings.SplitAfter(text, " ") {
 		if p != "" {
 			r.pieces = append(r.pieces, p)
 		}

@@ -69,6 +69,8 @@ func (c *call) answerResponses() {
 				c.invalid("", "", err.Error())
 				return
 			}
+		} else if _, ok := parseMockAnswer(w.text); ok {
+			w.tool = "" // the scripted text, even with tools offered
 		}
 	}
 	r := c.makeReply(w)

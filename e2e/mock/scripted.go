@@ -13,34 +13,58 @@ import (
 // request offering function tools gets the usual call of the first one with {"text": <last user text>}.
 // After the tool's output comes back the answer echoes that output, as for any call.
 
-// mockCallPrefix starts the line that scripts a call.
-const mockCallPrefix = "mock-call "
+// mockCallPrefix starts the line that scripts a call; mockAnswerPrefix the line that scripts the answer's text
+// ("mock-answer TEXT", TEXT as PAYLOAD above: a structured-output run needs an answer in its schema).
+const (
+	mockCallPrefix   = "mock-call"
+	mockAnswerPrefix = "mock-answer"
+)
 
 // scriptedCall is a parsed "mock-call NAME PAYLOAD" line.
 type scriptedCall struct {
 	name, payload string
 }
 
-// parseMockCall finds the first "mock-call NAME" line of text.
-func parseMockCall(text string) (scriptedCall, bool) {
+// scriptedLine finds the first line of text that starts with prefix and returns what follows it on that line
+// and every following line.
+func scriptedLine(text, prefix string) (rest, following string, ok bool) {
 	lines := strings.SplitAfter(text, "\n")
 	for i, line := range lines {
-		rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t"), mockCallPrefix)
-		if !ok {
-			continue
+		rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t"), prefix)
+		if ok && (rest == "" || strings.ContainsRune(" \t\r\n", rune(rest[0]))) {
+			return strings.TrimSpace(rest), strings.Join(lines[i+1:], ""), true
 		}
-		rest = strings.TrimRight(rest, "\r\n")
-		name, payload, _ := strings.Cut(strings.TrimLeft(rest, " \t"), " ")
-		if name == "" {
-			return scriptedCall{}, false
-		}
-		payload = strings.TrimSpace(payload)
-		if payload == "" {
-			payload = strings.Join(lines[i+1:], "")
-		}
-		return scriptedCall{name: name, payload: payload}, true
 	}
-	return scriptedCall{}, false
+	return "", "", false
+}
+
+// parseMockCall finds the first "mock-call NAME" line of text.
+func parseMockCall(text string) (scriptedCall, bool) {
+	rest, following, ok := scriptedLine(text, mockCallPrefix)
+	if !ok {
+		return scriptedCall{}, false
+	}
+	name, payload, _ := strings.Cut(rest, " ")
+	if name == "" {
+		return scriptedCall{}, false
+	}
+	payload = strings.TrimSpace(payload)
+	if payload == "" {
+		payload = following
+	}
+	return scriptedCall{name: name, payload: payload}, true
+}
+
+// parseMockAnswer finds the first "mock-answer TEXT" line of text.
+func parseMockAnswer(text string) (string, bool) {
+	rest, following, ok := scriptedLine(text, mockAnswerPrefix)
+	if !ok {
+		return "", false
+	}
+	if rest != "" {
+		return rest, true
+	}
+	return following, following != ""
 }
 
 // isJSONObject reports whether s is the JSON text of one object.
