@@ -236,4 +236,3 @@ func checkCodexUpstream(t *testing.T, received []mock.Recorded, a agentTarget, s
 		t.Errorf("%s does not end with the tool message carrying %q: %.2000s", what, sc.output, second)
 	}
 }
-
