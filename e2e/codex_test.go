@@ -149,12 +149,14 @@ sandbox_mode = "danger-full-access"
 	if err != nil || testing.Verbose() {
 		t.Logf("codex exec: %v\nconfig.toml:\n%s\nstdout:\n%s\nstderr:\n%s", err, config, stdout.Bytes(), stderr.Bytes())
 	}
-	if err != nil {
+	if err != nil || testing.Verbose() {
 		if m != nil {
 			for _, rec := range receivedWith(m, "x-e2e-codex", caseName) {
-				t.Logf("the %s mock received %s %s?%s\n%.3000s", a.provider, rec.Method, rec.Path, rec.RawQuery, rec.Body)
+				t.Logf("the %s mock received %s %s?%s, ending with:\n%s", a.provider, rec.Method, rec.Path, rec.RawQuery, lastItems(rec.Body, 3))
 			}
 		}
+	}
+	if err != nil {
 		t.Fatalf("codex exec failed: %v (errors: %s)", err, strings.Join(errs, "; "))
 	}
 	if len(errs) > 0 {
@@ -235,4 +237,17 @@ func checkCodexUpstream(t *testing.T, received []mock.Recorded, a agentTarget, s
 	if n := len(msgs); n == 0 || msgs[n-1].Get("role").String() != "tool" || !strings.Contains(msgs[n-1].Get("content").String(), sc.output) {
 		t.Errorf("%s does not end with the tool message carrying %q: %.2000s", what, sc.output, second)
 	}
+}
+
+// lastItems is the last n input items (Responses) or messages (chat) of a request body, one a line.
+func lastItems(body []byte, n int) string {
+	items := gjson.GetBytes(body, "input").Array()
+	if len(items) == 0 {
+		items = gjson.GetBytes(body, "messages").Array()
+	}
+	var b strings.Builder
+	for _, it := range items[max(0, len(items)-n):] {
+		b.WriteString(it.Raw + "\n")
+	}
+	return b.String()
 }
