@@ -45,7 +45,7 @@ var azureOpenAISpec = dialectSpec{
 	completionsDefaultMaxTokens: 16,
 	streamUsageOption:           true,
 	// Used for models marked chat_only: the same chat API as OpenAI's.
-	chatBridge:      openAIChatBridge,
+	chatBridge:      azureOpenAIChatBridge,
 	encodingFormats: []string{"float", "base64"},
 
 	editsAnswers: alwaysEdits,

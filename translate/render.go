@@ -34,6 +34,10 @@ type Target struct {
 	// ChatOnly: the model entry has only Chat Completions, so Responses requests to it are bridged to chat
 	// even when its provider's dialect has the Responses API.
 	ChatOnly bool
+	// DropHostedTools: a Responses request bridged to chat leaves out the hosted tools (web_search and the
+	// others that run on the Responses API's servers) and their calls in the history, naming them in
+	// x-aidialect-dropped-params, instead of being refused for them (the configuration's hosted_tools).
+	DropHostedTools bool
 	// ForceStreamUsage asks an OpenAI-family provider for stream_options.include_usage on streamed chat, so
 	// token usage can be counted even when the client did not ask (see Exchange.StripUsageChunk).
 	ForceStreamUsage bool

@@ -47,6 +47,8 @@ type responsesEcho struct {
 
 	// leftOut lists the fields sent that the target's chat API lacks, which the bridge left out.
 	leftOut []string
+	// toolCalls are the chat tools the request declared: what their calls become.
+	toolCalls bridgedTools
 	// omitted lists the fields sent whose values did not fit in maxEchoBytes: the Response states the API's
 	// value for an absent member instead.
 	omitted []string
@@ -83,6 +85,11 @@ type bridgeOptions struct {
 	// openAIParams: the target takes OpenAI's chat parameters parallel_tool_calls, user, safety_identifier,
 	// prompt_cache_key, service_tier and verbosity (from text.verbosity); otherwise they are left out.
 	openAIParams bool
+	// customTools: the target's chat API declares custom (freeform) tools, as OpenAI's does; otherwise a
+	// custom tool becomes a function taking one string (responses_tools.go).
+	customTools bool
+	// dropHostedTools is the target's hosted_tools "drop" (Target.DropHostedTools), set per request.
+	dropHostedTools bool
 }
 
 // storedResponseRefusal answers the routes below .../responses/ other than input_tokens and compact
@@ -127,7 +134,9 @@ func renderBridged(dst []byte, req *ClientRequest, body *RequestBody, t *Target)
 	if table == nil {
 		table = make([]jsonscan.Member, 0, len(responsesFields))
 	}
-	hub, written, e := bridgeLocated(b.hub[:0], body.src, body.members, table, &t.Dialect.spec().chatBridge, &b.echo)
+	opts := t.Dialect.spec().chatBridge
+	opts.dropHostedTools = t.DropHostedTools
+	hub, written, e := bridgeLocated(b.hub[:0], body.src, body.members, table, &opts, &b.echo)
 	if e != nil {
 		return UpstreamBody{}, e
 	}
@@ -239,6 +248,15 @@ func appendErrorEventFields(b, code, message []byte) []byte {
 	return append(b, `,"param":null}`...)
 }
 
-// openAIChatBridge is what OpenAI's chat API (and Azure OpenAI's) takes of a bridged Responses request.
-var openAIChatBridge = bridgeOptions{maxTokensField: "max_completion_tokens", developerRole: true, streamUsage: true,
-	reasoningEffort: true, openAIParams: true}
+// azureOpenAIChatBridge is what Azure OpenAI's chat API takes of a bridged Responses request: OpenAI's
+// parameters, but no custom tools (none of Azure's chat API references has them).
+var azureOpenAIChatBridge = bridgeOptions{maxTokensField: "max_completion_tokens", developerRole: true,
+	streamUsage: true, reasoningEffort: true, openAIParams: true}
+
+// openAIChatBridge is what OpenAI's chat API takes of a bridged Responses request: custom tools too
+// (ChatCompletionCustomTool in the API reference).
+var openAIChatBridge = func() bridgeOptions {
+	o := azureOpenAIChatBridge
+	o.customTools = true
+	return o
+}()

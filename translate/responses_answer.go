@@ -60,13 +60,20 @@ func (w *bridgeWriter) writeHash(h uint64) { w.out = appendHashHex(w.out, h) }
 type bridgedItemKind uint8
 
 const (
-	reasoningItem    bridgedItemKind = iota // from reasoning_content
-	messageItem                             // from content and refusal
-	functionCallItem                        // from one tool call
+	reasoningItem      bridgedItemKind = iota // from reasoning_content
+	messageItem                               // from content and refusal
+	functionCallItem                          // from one tool call
+	customToolCallItem                        // from one call of a custom tool (responses_tools.go)
+	toolSearchCallItem                        // from one call of a client tool_search
+	bridgedItemKinds
 )
 
 // itemIDPrefixes are the prefixes of the items' ids, by kind.
-var itemIDPrefixes = [...]string{reasoningItem: "rs_", messageItem: "msg_", functionCallItem: "fc_"}
+var itemIDPrefixes = [bridgedItemKinds]string{reasoningItem: "rs_", messageItem: "msg_", functionCallItem: "fc_",
+	customToolCallItem: "ctc_", toolSearchCallItem: "tsc_"}
+
+// isCall reports whether the item is a tool call.
+func (it *bridgedItem) isCall() bool { return it.kind >= functionCallItem }
 
 // bridgedItem is one output item of a bridged Response. Its strings are JSON string contents as the
 // upstream escaped them (a literal without its quotes): views of the chat answer in bridgeAnswer, the
@@ -83,9 +90,17 @@ type bridgedItem struct {
 	// when it has none. Parts appear in the order their first delta came.
 	textPart, refusalPart int
 	// callID is the chat tool-call id; empty (or already used by an earlier call) means a generated one.
-	callID    []byte
-	name      []byte
+	callID []byte
+	// name is the call's name: the chat name, or the name its tool has in the request (bridgedTools);
+	// namespace, when not empty, the namespace the tool belongs to.
+	name, namespace []byte
+	// arguments are a function call's arguments, a custom call's input, a tool search's arguments (once
+	// converted: an object).
 	arguments []byte
+	// shape is how the call's chat form becomes the item (bridgedTools); converted: its arguments were made
+	// the item's (a custom call's input, a tool search's object).
+	shape     toolCallShape
+	converted bool
 	// open: the item's .done events are still to come (stream only).
 	open bool
 }
@@ -107,7 +122,7 @@ func (it *bridgedItem) parts() int {
 // by it, one after the other: it appends directly.
 func appendItemID(dst []byte, it *bridgedItem, h uint64) []byte {
 	dst = appendHashHex(append(dst, itemIDPrefixes[it.kind]...), h)
-	if it.kind == functionCallItem || it.ordinal > 0 {
+	if it.isCall() || it.ordinal > 0 {
 		dst = strconv.AppendInt(append(dst, '_'), int64(it.ordinal), 10)
 	}
 	return dst
@@ -175,16 +190,122 @@ func (w *bridgeWriter) writeOutputItem(it *bridgedItem, h uint64, status string,
 		w.write("]}")
 		return
 	}
-	w.write(`","type":"function_call","status":"`)
-	w.write(status)
-	w.write(`","arguments":"`)
-	if !added {
-		w.writeRaw(finalArguments(it.arguments))
+	switch it.kind {
+	case customToolCallItem:
+		w.write(`","type":"custom_tool_call","status":"`)
+		w.write(status)
+		w.write(`","input":"`)
+		if !added {
+			w.writeRaw(it.arguments)
+		}
+	case toolSearchCallItem:
+		w.write(`","type":"tool_search_call","status":"`)
+		w.write(status)
+		w.write(`","execution":"client","arguments":`)
+		if added || !it.converted {
+			w.write(`{}`)
+		} else {
+			w.writeRaw(it.arguments)
+		}
+		w.write(`,"call_id":"`)
+		w.writeCallID(it, h)
+		w.write(`"}`)
+		return
+	default:
+		w.write(`","type":"function_call","status":"`)
+		w.write(status)
+		w.write(`","arguments":"`)
+		if !added {
+			w.writeRaw(finalArguments(it.arguments))
+		}
 	}
 	w.write(`","call_id":"`)
 	w.writeCallID(it, h)
-	w.writeFramed(`","name":"`, it.name, partEnd)
+	w.writeFramed(`","name":"`, it.name, `"`)
+	if len(it.namespace) > 0 {
+		w.writeFramed(`,"namespace":"`, it.namespace, `"`)
+	}
+	w.writeByte('}')
 }
+
+// resolveCall sets what the call item becomes from the tool its chat name names in the request (nil when
+// the request declared none by that name: a function_call named as in chat). native: the chat call is a
+// custom tool call (OpenAI's chat custom tools). own: the item's name is its own buffer, and the tool's name
+// is copied into it (a stream's items keep their buffers from one stream to the next); otherwise the name
+// becomes a view of the table's.
+func (it *bridgedItem) resolveCall(tool *bridgedTool, tools *bridgedTools, native, own bool) {
+	it.kind, it.shape = functionCallItem, functionCallShape
+	if native {
+		it.kind, it.shape = customToolCallItem, customCallShape
+	}
+	if tool == nil {
+		return
+	}
+	it.shape = tool.shape
+	switch tool.shape {
+	case customCallShape, customAsFunctionShape:
+		it.kind = customToolCallItem
+	case toolSearchShape:
+		it.kind = toolSearchCallItem
+	}
+	switch {
+	case tool.name.end == tool.name.start:
+	case own:
+		it.name = append(it.name[:0], tools.text(tool.name)...)
+	default:
+		it.name = tools.text(tool.name)
+	}
+	it.namespace = tools.text(tool.namespace)
+}
+
+// convertArguments makes a custom call's or a tool search's chat arguments (JSON string contents of JSON
+// text) what its item carries: a custom call's input is the arguments' string member input (the function the
+// custom tool became takes it), or the arguments themselves when the model wrote something else; a tool
+// search's arguments are the object, {} when the model wrote no object. A native custom call's input is its
+// own already. scratch is a buffer for the decoded arguments, returned for reuse. own: the item's arguments
+// are its own buffer, and the result is copied into it; otherwise the result is a view of scratch or of the
+// arguments, valid until scratch is reused.
+func (it *bridgedItem) convertArguments(scratch []byte, own bool) []byte {
+	if it.converted || it.shape != customAsFunctionShape && it.shape != toolSearchShape {
+		return scratch
+	}
+	it.converted = true
+	scratch = append(append(append(scratch[:0], '"'), it.arguments...), '"')
+	literal := len(scratch)
+	scratch, ok := jsonscan.AppendUnquoted(scratch, scratch)
+	args := scratch[literal:]
+	isObject := ok && len(args) > 0 && jsonscan.Valid(args)
+	if isObject {
+		args = bytes.TrimSpace(args)
+		isObject = args[0] == '{'
+	}
+	// A custom call's input stays the arguments when the model wrote no object with one.
+	var result []byte
+	switch {
+	case it.shape == toolSearchShape && isObject:
+		result = args
+	case it.shape == toolSearchShape:
+		result = emptyArguments
+	case isObject:
+		var input [1][]byte
+		var table [8]jsonscan.Member
+		lookupMembers(args, table[:0], customInputKeys, input[:])
+		if s, ok := jsonStringContents(input[0]); ok {
+			result = s
+		}
+	}
+	switch {
+	case result == nil:
+	case own:
+		it.arguments = append(it.arguments[:0], result...)
+	default:
+		it.arguments = result
+	}
+	return scratch
+}
+
+// customInputKeys is the member of a custom tool's function arguments that holds its input.
+var customInputKeys = []string{"input"}
 
 // emptyArguments are the arguments of a call without any: "{}", as OpenAI sends for a call without
 // parameters, since clients parse the arguments as a JSON object.
@@ -534,8 +655,9 @@ var (
 	chatAnswerKeys  = []string{"id", "created", "model", "choices", "usage", "service_tier"}
 	chatChoiceKeys  = []string{"message", "finish_reason"}
 	chatMessageKeys = []string{"content", "refusal", "reasoning_content", "tool_calls"}
-	chatCallKeys    = []string{"id", "function", "index"}
+	chatCallKeys    = []string{"id", "function", "index", "custom"}
 	chatFuncKeys    = []string{"name", "arguments"}
+	chatCustomKeys  = []string{"name", "input"}
 )
 
 // The errors of a chat answer that cannot become a Response; the client gets a failed Response instead
@@ -640,7 +762,11 @@ func bridgeAnswer(dst, chat []byte, echo *responsesEcho, ids *callIDSet) ([]byte
 		if ids == nil {
 			ids = new(callIDSet)
 		}
-		ok := w.writeFunctionCalls(toolCalls, r.hash, items > 0, ids)
+		var tools *bridgedTools
+		if echo != nil {
+			tools = &echo.toolCalls
+		}
+		ok := w.writeFunctionCalls(toolCalls, r.hash, items > 0, ids, tools)
 		ids.reset() // its views of chat must not outlive this call
 		if !ok {
 			return nil, errChatAnswerTooManyCalls
@@ -651,39 +777,49 @@ func bridgeAnswer(dst, chat []byte, echo *responsesEcho, ids *callIDSet) ([]byte
 	return w.out, nil
 }
 
-// writeFunctionCalls writes one function_call item per chat tool call, in order; false past
-// maxBridgedItems calls.
-func (w *bridgeWriter) writeFunctionCalls(toolCalls []byte, h uint64, comma bool, ids *callIDSet) bool {
+// writeFunctionCalls writes one item per chat tool call, in order (a function_call, or what the tool the
+// call names became in the request: tools); false past maxBridgedItems calls.
+func (w *bridgeWriter) writeFunctionCalls(toolCalls []byte, h uint64, comma bool, ids *callIDSet, tools *bridgedTools) bool {
 	ids.reset() // the call ids so far: a repeated one is replaced by a generated one
 	var inner [8]jsonscan.Member
-	ordinal := 0
+	var ordinals [bridgedItemKinds]int
+	var scratch []byte
+	calls := 0
 	for call, pos := nextElement(toolCalls, 0); call != nil; call, pos = nextElement(toolCalls, pos) {
 		if call[0] != '{' {
 			continue
 		}
-		if ordinal == maxBridgedItems {
+		if calls == maxBridgedItems {
 			// As in a stream: each call becomes an item of ~150 bytes, so an upstream's "[{},{},...]" would
 			// otherwise grow the answer 50-fold.
 			return false
 		}
-		var fields [3][]byte
+		calls++
+		var fields [4][]byte
 		var fn [2][]byte
 		lookupMembers(call, inner[:0], chatCallKeys, fields[:])
-		if len(fields[1]) > 0 && fields[1][0] == '{' {
+		native := len(fields[3]) > 0 && fields[3][0] == '{'
+		switch {
+		case native:
+			lookupMembers(fields[3], inner[:0], chatCustomKeys, fn[:])
+		case len(fields[1]) > 0 && fields[1][0] == '{':
 			lookupMembers(fields[1], inner[:0], chatFuncKeys, fn[:])
 		}
-		it := bridgedItem{kind: functionCallItem, ordinal: ordinal}
+		it := bridgedItem{}
 		if id, ok := jsonStringContents(fields[0]); ok && len(id) > 0 && ids.add(id) {
 			it.callID = id
 		}
 		it.name, _ = jsonStringContents(fn[0])
 		it.arguments, _ = jsonStringContents(fn[1])
+		it.resolveCall(tools.lookup(it.name), tools, native, false)
+		it.ordinal = ordinals[it.kind]
+		ordinals[it.kind]++
+		scratch = it.convertArguments(scratch, false)
 		if comma {
 			w.writeByte(',')
 		}
 		comma = true
 		w.writeOutputItem(&it, h, responseStatusCompleted, false)
-		ordinal++
 	}
 	return true
 }

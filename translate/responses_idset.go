@@ -10,7 +10,8 @@ import (
 
 // callIDSet is the set of tool-call ids a bridged Response has given its function calls so far, so that a
 // repeated one is replaced by a generated id (clients answer a call by its call_id). The JSON answer and the
-// stream converter share it.
+// stream converter share it. A bridged request's chat tool names are kept in one too (bridgedTools), in the
+// order they were added, so that a call's name finds its tool.
 //
 // The ids are the upstream's, of any length: comparing each with every earlier one costs n²/2 times their
 // length, which in the compiled module (Go's wasm backend compares memory a byte at a time) let 1,024 calls
@@ -55,10 +56,23 @@ func (s *callIDSet) reset() {
 // add puts id in the set and reports whether it was not there already. It reports false too when the set
 // holds maxBridgedItems ids (callers stop at that many items first).
 func (s *callIDSet) add(id []byte) bool {
-	if len(s.ids) >= maxBridgedItems {
-		return false
-	}
+	_, added := s.place(id, true)
+	return added
+}
+
+// find is the position of id in the set (the order ids were added in), -1 when it is not there.
+func (s *callIDSet) find(id []byte) int {
+	pos, _ := s.place(id, false)
+	return pos
+}
+
+// place is the position of id in the set, adding it when it is not there and add is set (added reports
+// it); -1 when it is not there and not added (the set is full, or add is not set).
+func (s *callIDSet) place(id []byte, add bool) (pos int, added bool) {
 	if s.slots == nil {
+		if !add {
+			return -1, false
+		}
 		s.slots = make([]uint16, callIDSlots)
 	}
 	opcount.Add(opcount.StepsTaken, len(id)) // the search for an escape
@@ -72,15 +86,18 @@ func (s *callIDSet) add(id []byte) bool {
 		opcount.Add(opcount.Probes, 1)
 		at := int(s.slots[i]) - 1
 		if at < 0 {
+			if !add || len(s.ids) >= maxBridgedItems {
+				return -1, false
+			}
 			s.slots[i] = uint16(len(s.ids) + 1)
 			s.ids = append(s.ids, id)
 			s.hashes = append(s.hashes, h)
-			return true
+			return len(s.ids) - 1, true
 		}
 		if s.hashes[at] == h && len(s.ids[at]) == len(id) {
 			opcount.Add(opcount.BytesCompared, len(id))
 			if string(s.ids[at]) == string(id) {
-				return false
+				return at, false
 			}
 		}
 	}

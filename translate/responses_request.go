@@ -247,6 +247,9 @@ var instructionsRow, _ = responsesFieldRow("instructions")
 // inputRow is input's row: the one field required.
 var inputRow, _ = responsesFieldRow("input")
 
+// toolsRow is tools' row, written also when the request has none but its history loaded some.
+var toolsRow, _ = responsesFieldRow("tools")
+
 // bridgedMemberLimit bounds the members of an object the bridge reads (an item, a part, a tool). Real
 // objects have fewer than ten.
 const bridgedMemberLimit = 64
@@ -272,6 +275,18 @@ type requestBridge struct {
 	// item holds the members of the array element being written: an input item, or a tool. (A content
 	// part's are a local of the writer of the parts, zeroed only for the messages that have some.)
 	item objectFields
+	// tools records the chat tools written, for the answer's calls to find (responses_tools.go).
+	tools *bridgedTools
+	// loaded are the tools arrays of the history's tool_search_output items (at loadedAt), declared after
+	// the request's own tools.
+	loaded   [][]byte
+	loadedAt []paramPath
+	// dropHosted: hosted tools, and their calls in the history, are left out rather than refused.
+	dropHosted bool
+	// leftOutKinds has a bit per kind of hosted tool or item left out so far (leaveOutOnce).
+	leftOutKinds uint32
+	// scratch holds a chat tool name made from a namespace and a name.
+	scratch []byte
 }
 
 // assistantTurn is what is open of the last assistant message written.
@@ -298,9 +313,12 @@ func bridgeRequest(dst, src []byte, opts *bridgeOptions, echo *responsesEcho) ([
 // they were written (for RequestBody.parseWritten); nil: they are not recorded.
 func bridgeLocated(dst, src []byte, located, written []jsonscan.Member, opts *bridgeOptions,
 	echo *responsesEcho) (chat []byte, members []jsonscan.Member, e *Error) {
-	*echo = responsesEcho{buf: echo.buf[:0], leftOut: echo.leftOut[:0], omitted: echo.omitted[:0], storeAsked: true}
+	*echo = responsesEcho{buf: echo.buf[:0], leftOut: echo.leftOut[:0], omitted: echo.omitted[:0], storeAsked: true,
+		toolCalls: echo.toolCalls}
+	echo.toolCalls.reset()
 	var values [len(responsesFields)][]byte
-	b := requestBridge{opts: opts, leftOut: &echo.leftOut, located: located, written: written[:0]}
+	b := requestBridge{opts: opts, leftOut: &echo.leftOut, located: located, written: written[:0],
+		tools: &echo.toolCalls, dropHosted: opts.dropHostedTools, scratch: echo.toolCalls.scratch[:0]}
 	present, e := b.locate(src, &values)
 	if e != nil {
 		return dst[:0], written, e
@@ -311,10 +329,11 @@ func bridgeLocated(dst, src []byte, located, written []jsonscan.Member, opts *br
 		b.out = make([]byte, 0, len(src)+256)
 	}
 	b.writeByte('{')
-	// The fields sent, in the table's order, and input's row, whose absence is refused there.
-	for rows := present | 1<<inputRow; rows != 0; rows &= rows - 1 {
+	// The fields sent, in the table's order, input's row, whose absence is refused there, and tools' row,
+	// for the tools that tool_search_output items of the input loaded.
+	for rows := present | 1<<inputRow | 1<<toolsRow; rows != 0; rows &= rows - 1 {
 		row := bits.TrailingZeros64(rows)
-		if values[row] == nil {
+		if values[row] == nil && row == inputRow {
 			return b.out[:0], b.written, NewError(ErrInvalidParameter, "input", "input is required: send the "+
 				"conversation as a string or an array of items (the gateway keeps no earlier turns)")
 		}
@@ -325,6 +344,7 @@ func bridgeLocated(dst, src []byte, located, written []jsonscan.Member, opts *br
 	b.writeByte('}')
 	b.endWritten()
 	fillEcho(echo, &values, present)
+	echo.toolCalls.scratch = b.scratch
 	return b.out, b.written, nil
 }
 
@@ -1023,9 +1043,27 @@ func (b *requestBridge) writeItem(at paramPath, f *objectFields) *Error {
 		return b.writeMessage(at, f)
 	case jsonStringIs(typ, "function_call"):
 		return b.writeFunctionCall(at, f)
-	case jsonStringIs(typ, "function_call_output"):
+	case jsonStringIs(typ, "function_call_output"), jsonStringIs(typ, "custom_tool_call_output"):
 		b.closeTurn()
 		return b.writeFunctionOutput(at, f)
+	case jsonStringIs(typ, "custom_tool_call"):
+		return b.writeCustomToolCall(at, f)
+	case jsonStringIs(typ, "tool_search_call") && !isServerToolSearch(f):
+		return b.writeToolSearchCall(at, f)
+	case jsonStringIs(typ, "tool_search_output") && !isServerToolSearch(f):
+		b.closeTurn()
+		return b.writeToolSearchOutput(at, f)
+	case jsonStringIs(typ, "tool_search_call"), jsonStringIs(typ, "tool_search_output"):
+		// A search the server ran: its tools were loaded there, and a chat provider cannot load them.
+		if !b.dropHosted {
+			return at.refusal(ErrUnsupportedParameter, "execution", " is a tool search the server ran (its "+
+				"execution is not \"client\"), whose loaded tools only the Responses API's servers hold, and this "+
+				"model's provider has only Chat Completions"+hostedRefusalFix)
+		}
+		b.leaveOutOnce(len(hostedToolTypes), "tool_search")
+		return nil
+	case isOneOf(typ, hostedCallItemTypes):
+		return b.leaveOutHostedItem(at, indexOf(typ, hostedCallItemTypes))
 	case jsonStringIs(typ, "reasoning"):
 		return nil
 	case jsonStringIs(typ, "item_reference"), typ == nil && f.value[keyID] != nil:
@@ -1040,7 +1078,8 @@ func (b *requestBridge) writeItem(at paramPath, f *objectFields) *Error {
 	}
 	return at.refusal(ErrUnsupportedParameter, "type", " is a "+quoteForMessage(decodeJSONString(typ))+" item, "+
 		"which a provider that has only Chat Completions cannot take (the bridge takes message, function_call, "+
-		"function_call_output and reasoning items): remove it, or route to an openai or azure-openai model")
+		"custom_tool_call, client tool_search_call, their outputs, and reasoning items): remove it, or route to "+
+		"an openai or azure-openai model")
 }
 
 // copyTextMessages copies the run of text messages (textMessage) that starts items, separated by bare
@@ -1306,9 +1345,9 @@ func (b *requestBridge) writeStringContents(part paramPath, f *objectFields, key
 }
 
 // writeFunctionCall writes the function_call item at as a tool call of the open assistant turn, opening
-// one if none is.
+// one if none is; a call of a namespace's member is named as its chat tool is (writeNamespace).
 func (b *requestBridge) writeFunctionCall(at paramPath, f *objectFields) *Error {
-	callID, name, arguments := f.value[keyCallID], f.value[keyName], f.value[keyArguments]
+	callID, name, arguments, namespace := f.value[keyCallID], f.value[keyName], f.value[keyArguments], f.value[keyNamespace]
 	switch {
 	case !isJSONString(callID):
 		return at.mustBe("call_id", "a string")
@@ -1316,21 +1355,21 @@ func (b *requestBridge) writeFunctionCall(at paramPath, f *objectFields) *Error 
 		return at.mustBe("name", "a string")
 	case !isJSONString(arguments):
 		return at.mustBe("arguments", "a string (the arguments as JSON text)")
+	case namespace != nil && !isPlainToolName(namespace):
+		return at.mustBe("namespace", "a name of letters, digits, _ and - (at most 64), as chat tool names are")
 	}
-	switch b.turn {
-	case noTurn:
-		b.inputMessages++
-		b.openMessage("assistant")
-		b.write(`,"tool_calls":[`)
-	case turnText:
-		b.write(`,"tool_calls":[`)
-	case turnToolCalls:
-		b.writeByte(',')
-	}
-	b.turn = turnToolCalls
+	b.openToolCall()
 	b.writeFramed(`{"id":`, callID, `,"type":"function","function":{"name":`)
-	b.writeFramed("", name, `,"arguments":`)
-	b.writeFramed("", arguments, "}}")
+	if namespace == nil {
+		b.writeRaw(name)
+	} else {
+		chatName, e := b.chatToolName(at, name, namespace)
+		if e != nil {
+			return e
+		}
+		b.writeFramed(`"`, chatName, `"`)
+	}
+	b.writeFramed(`,"arguments":`, arguments, "}}")
 	return nil
 }
 
@@ -1367,80 +1406,9 @@ func (b *requestBridge) writeFunctionOutput(at paramPath, f *objectFields) *Erro
 	return parts.err
 }
 
-// writeTools writes the function tools in chat's form; the member is left out when there are none.
-func (b *requestBridge) writeTools(raw []byte) *Error {
-	if isJSONNull(raw) {
-		return nil
-	}
-	if raw[0] != '[' {
-		return fieldPath("tools").mustBe("", "an array")
-	}
-	start := len(b.out)
-	b.key("tools")
-	b.writeByte('[')
-	tools := newObjectList(raw, fieldPath("tools"), "")
-	for tools.next(&b.item) {
-		at, f := tools.at(), &b.item
-		name, parameters := f.value[keyName], f.value[keyParameters]
-		if !jsonStringIs(f.value[keyType], "function") {
-			return unsupportedTool(at, f.value[keyType])
-		}
-		if !isJSONString(name) {
-			return at.mustBe("name", "a string")
-		}
-		// Copied one level deeper than sent: only the schema may nest (bounded below).
-		if d := f.value[keyDescription]; d != nil && !isJSONNull(d) && !isJSONString(d) {
-			return at.mustBe("description", "a string")
-		}
-		if s := f.value[keyStrict]; s != nil && !isJSONNull(s) && string(s) != "true" && string(s) != "false" {
-			return at.mustBe("strict", "true or false")
-		}
-		// Parse bounds the request's nesting, and the schema sits one level deeper in chat's form than in
-		// the request: a schema at the bound would make a chat request Parse refuses.
-		if parameters != nil && nestingDepth(parameters) > maxSchemaDepth {
-			param := at.member("parameters")
-			return NewError(ErrInvalidParameter, param, param+" nests deeper than "+strconv.Itoa(maxSchemaDepth)+
-				" levels: flatten the schema")
-		}
-		if tools.i > 0 {
-			b.writeByte(',')
-		}
-		b.writeFramed(`{"type":"function","function":{"name":`, name, "")
-		b.nested = true
-		b.copyUnlessNull("description", f.value[keyDescription])
-		b.copyUnlessNull("parameters", parameters)
-		b.copyUnlessNull("strict", f.value[keyStrict])
-		b.nested = false
-		b.write("}}")
-	}
-	if tools.err != nil {
-		return tools.err
-	}
-	if b.out[len(b.out)-1] == '[' {
-		b.unwrite(start) // an empty tools array means none, and some providers refuse it
-		return nil
-	}
-	b.writeByte(']')
-	return nil
-}
-
 // maxSchemaDepth is the deepest a function tool's parameters may nest: in the chat request they sit four
 // levels down (the body, tools, the tool, function), and the whole must stay within jsonscan.MaxDepth.
 const maxSchemaDepth = jsonscan.MaxDepth - 4
-
-// unsupportedTool refuses a tool that is not a function tool.
-func unsupportedTool(at paramPath, typ []byte) *Error {
-	if !isJSONString(typ) {
-		return at.mustBe("type", `a string such as "function"`)
-	}
-	why := "runs on OpenAI's servers"
-	if jsonStringIs(typ, "custom") {
-		why = "is a freeform tool, which Chat Completions cannot declare"
-	}
-	return at.refusal(ErrUnsupportedParameter, "type", " is a "+quoteForMessage(decodeJSONString(typ))+
-		" tool, which "+why+", and this model's provider has only Chat Completions: remove it, or route to an "+
-		"openai or azure-openai model")
-}
 
 // writeToolChoice writes tool_choice in chat's form.
 func (b *requestBridge) writeToolChoice(raw []byte) *Error {
@@ -1465,12 +1433,29 @@ func (b *requestBridge) writeToolChoice(raw []byte) *Error {
 		b.key("tool_choice")
 		b.writeFramed(`{"type":"function","function":{"name":`, f.value[keyName], "}}")
 		return nil
+	case jsonStringIs(f.value[keyType], "custom"):
+		if !isJSONString(f.value[keyName]) {
+			return fieldPath("tool_choice").mustBe("name", "a string")
+		}
+		b.key("tool_choice")
+		b.writeChoiceOf(f.value[keyName], true)
+		return nil
 	case jsonStringIs(f.value[keyType], "allowed_tools"):
 		return b.writeAllowedTools(&f)
 	}
-	return NewError(ErrUnsupportedParameter, "tool_choice", "tool_choice names a tool that is not a function "+
-		"(a built-in, MCP or custom tool), which a provider that has only Chat Completions cannot run: choose "+
-		"none, auto, required or a function, or route to an openai or azure-openai model")
+	return NewError(ErrUnsupportedParameter, "tool_choice", "tool_choice names a tool that is neither a function "+
+		"nor a custom tool (a hosted or built-in tool), which a provider that has only Chat Completions cannot "+
+		"run: choose none, auto, required, a function or a custom tool, or route to an openai or azure-openai model")
+}
+
+// writeChoiceOf writes the chat form of a choice of the tool named name (a JSON string literal): a custom
+// tool (custom) is one of OpenAI's chat custom tools where the target has them, else the function it became.
+func (b *requestBridge) writeChoiceOf(name []byte, custom bool) {
+	if custom && b.opts.customTools {
+		b.writeFramed(`{"type":"custom","custom":{"name":`, name, "}}")
+		return
+	}
+	b.writeFramed(`{"type":"function","function":{"name":`, name, "}}")
 }
 
 // writeAllowedTools writes an allowed_tools choice in OpenAI chat's form, its tools nested as chat's are.
@@ -1491,8 +1476,9 @@ func (b *requestBridge) writeAllowedTools(f *objectFields) *Error {
 	tools := newObjectList(f.value[keyTools], fieldPath("tool_choice.tools"), "")
 	for tools.next(&b.item) {
 		at, t := tools.at(), &b.item
-		if !jsonStringIs(t.value[keyType], "function") {
-			return unsupportedTool(at, t.value[keyType])
+		custom := jsonStringIs(t.value[keyType], "custom")
+		if !custom && !jsonStringIs(t.value[keyType], "function") {
+			return unsupportedTool(at, t)
 		}
 		if !isJSONString(t.value[keyName]) {
 			return at.mustBe("name", "a string")
@@ -1500,7 +1486,7 @@ func (b *requestBridge) writeAllowedTools(f *objectFields) *Error {
 		if tools.i > 0 {
 			b.writeByte(',')
 		}
-		b.writeFramed(`{"type":"function","function":{"name":`, t.value[keyName], "}}")
+		b.writeChoiceOf(t.value[keyName], custom)
 	}
 	b.write("]}}")
 	return tools.err

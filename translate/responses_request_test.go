@@ -407,14 +407,13 @@ func TestBridgeRequestRefusals(t *testing.T) {
 		{name: "tool_choice allowed_tools without tools", opts: openAILike,
 			in: hi(`"tool_choice":{"type":"allowed_tools","mode":"auto"}`), wantParam: "tool_choice.tools", wantCode: ErrInvalidParameter},
 		{name: "tool_choice mcp", in: hi(`"tool_choice":{"type":"mcp","server_label":"s"}`), wantParam: "tool_choice", wantCode: ErrUnsupportedParameter},
-		{name: "tool_choice custom", in: hi(`"tool_choice":{"type":"custom","name":"c"}`), wantParam: "tool_choice", wantCode: ErrUnsupportedParameter},
 		{name: "tool_choice hosted", in: hi(`"tool_choice":{"type":"web_search_preview"}`), wantParam: "tool_choice", wantCode: ErrUnsupportedParameter},
 		{name: "text format unknown", in: hi(`"text":{"format":{"type":"xml"}}`), wantParam: "text.format.type", wantCode: ErrInvalidParameter},
 		{name: "text not an object", in: hi(`"text":"json"`), wantParam: "text", wantCode: ErrInvalidParameter},
 		{name: "reasoning not an object", in: hi(`"reasoning":"high"`), wantParam: "reasoning", wantCode: ErrInvalidParameter},
 		{name: "body not an object", in: `[1]`, wantParam: "", wantCode: ErrInvalidJSON},
 	}
-	for _, typ := range []string{"custom_tool_call", "custom_tool_call_output", "computer_call", "computer_call_output",
+	for _, typ := range []string{"computer_call", "computer_call_output",
 		"web_search_call", "file_search_call", "image_generation_call", "code_interpreter_call", "local_shell_call",
 		"local_shell_call_output", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call",
 		"shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output", "compaction"} {
@@ -423,11 +422,15 @@ func TestBridgeRequestRefusals(t *testing.T) {
 			wantParam: "input[1].type", wantCode: ErrUnsupportedParameter})
 	}
 	for _, typ := range []string{"web_search", "web_search_preview", "file_search", "code_interpreter",
-		"computer_use_preview", "image_generation", "mcp", "local_shell", "shell", "apply_patch", "custom",
-		"tool_search", "namespace"} {
+		"computer_use_preview", "image_generation", "mcp", "local_shell", "shell", "apply_patch", "unknown_kind"} {
 		cases = append(cases, bridgeRequestCase{name: typ + " tool",
 			in:        hi(`"tools":[{"type":"function","name":"f"},{"type":"` + typ + `"}]`),
 			wantParam: "tools[1].type", wantCode: ErrUnsupportedParameter})
+	}
+	for _, execution := range []string{``, `,"execution":"server"`} {
+		cases = append(cases, bridgeRequestCase{name: "tool_search tool run by the server" + execution,
+			in:        hi(`"tools":[{"type":"function","name":"f"},{"type":"tool_search"` + execution + `}]`),
+			wantParam: "tools[1].execution", wantCode: ErrUnsupportedParameter})
 	}
 	for i := range cases {
 		if cases[i].opts == (bridgeOptions{}) {
@@ -451,9 +454,16 @@ func TestBridgeRequestRefusalMessages(t *testing.T) {
 		{`{"model":"m","input":"hi","background":true}`, "background", "leave background out"},
 		{`{"model":"m","input":"hi","prompt":{"id":"pmpt_1"}}`, "prompt", "send the template's text as instructions"},
 		{`{"model":"m","input":"hi","tools":[{"type":"web_search"}]}`, "tools[0].type",
-			`tools[0] is a "web_search" tool, which runs on OpenAI's servers, and this model's provider has only Chat ` +
-				"Completions: remove it, or route to an openai or azure-openai model"},
-		{`{"model":"m","input":"hi","tools":[{"type":"custom","name":"c"}]}`, "tools[0].type", "freeform tool"},
+			`tools[0] is a "web_search" tool, a hosted tool that runs on the servers of the Responses API (OpenAI's ` +
+				"or Azure OpenAI's), and this model's provider has only Chat Completions: remove it from the request, " +
+				`have the operator set hosted_tools to "drop" for this model (it is then left out), or route to an ` +
+				"openai or azure-openai model"},
+		{`{"model":"m","input":"hi","tools":[{"type":"tool_search"}]}`, "tools[0].execution",
+			`send execution "client" and run the search in the client, remove it from the request`},
+		{`{"model":"m","input":"hi","tools":[{"type":"local_shell"}]}`, "tools[0].type",
+			"a built-in tool whose calls only OpenAI's own models write"},
+		{`{"model":"m","input":[{"role":"user","content":"u"},{"type":"web_search_call","id":"ws_1"}]}`, "input[1].type",
+			`input[1] is a "web_search_call" item, made by a hosted tool`},
 		{`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","file_id":"file-1"}]}]}`, "input[0].content[0]",
 			"send the image as image_url, an https or data: URL"},
 		{`{"model":"m","input":"hi","frequency_penalty":1}`, "frequency_penalty", `"frequency_penalty" is not a Responses API field`},

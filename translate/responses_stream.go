@@ -49,6 +49,8 @@ const (
 	responsesEventRefusalDone      = "response.refusal.done"
 	responsesEventArgumentsDelta   = "response.function_call_arguments.delta"
 	responsesEventArgumentsDone    = "response.function_call_arguments.done"
+	responsesEventCustomInputDelta = "response.custom_tool_call_input.delta"
+	responsesEventCustomInputDone  = "response.custom_tool_call_input.done"
 	responsesEventSummaryPartAdded = "response.reasoning_summary_part.added"
 	responsesEventSummaryPartDone  = "response.reasoning_summary_part.done"
 	responsesEventSummaryTextDelta = "response.reasoning_summary_text.delta"
@@ -108,7 +110,9 @@ type responsesEvents struct {
 	// callIDs are the call ids the function call items have so far.
 	callIDs callIDSet
 	// kindCount counts the items of each kind, for their ordinals.
-	kindCount [3]int
+	kindCount [bridgedItemKinds]int
+	// scratch is where a call's arguments are decoded when its item closes (convertArguments).
+	scratch []byte
 	// held is the bytes of text and arguments kept for the .done events and the terminal event.
 	held int
 	// emit, when set (Stream.WriteTo, CloseTo), takes the events written so far, whole, each time they reach
@@ -144,7 +148,8 @@ func (r *responsesEvents) reset(echo *responsesEcho, maxEventBytes int) {
 	r.toolItems = r.toolItems[:0]
 	r.reasoning, r.message, r.lastCall = -1, -1, -1
 	r.callIDs.reset()
-	r.kindCount = [3]int{}
+	r.kindCount = [bridgedItemKinds]int{}
+	r.scratch = reusableBuffer(r.scratch)
 	r.held = 0
 }
 
@@ -525,14 +530,20 @@ func (r *responsesEvents) messageDelta(literal []byte, refusal bool) {
 	}
 }
 
-// toolCallDelta converts one tool_calls fragment: a new index opens a function_call item with its first
-// fragment that carries an id, a name or arguments (its id and name come with it, or the name later), and
-// arguments become arguments deltas.
+// toolCallDelta converts one tool_calls fragment: a new index opens an item with its first fragment that
+// carries an id, a name or arguments (its id and name come with it, or the name later), and arguments become
+// arguments deltas. The item is a function_call, or what the tool the call names became in the request
+// (bridgedTools): a namespaced function_call, a custom_tool_call (input deltas: a chat custom call's as they
+// come, a function's input once its arguments are whole), a tool_search_call (whole at the end).
 func (r *responsesEvents) toolCallDelta(call []byte) {
-	var f [3][]byte
+	var f [4][]byte
 	var fn [2][]byte
 	r.call, _ = lookupMembers(call, r.call, chatCallKeys, f[:])
-	if len(f[1]) > 0 && f[1][0] == '{' {
+	native := len(f[3]) > 0 && f[3][0] == '{'
+	switch {
+	case native:
+		r.call, _ = lookupMembers(f[3], r.call, chatCustomKeys, fn[:])
+	case len(f[1]) > 0 && f[1][0] == '{':
 		r.call, _ = lookupMembers(f[1], r.call, chatFuncKeys, fn[:])
 	}
 	id, _ := jsonStringContents(f[0])
@@ -559,43 +570,74 @@ func (r *responsesEvents) toolCallDelta(call []byte) {
 			// 250 bytes each from 12 bytes each, and fill the item cap with empty calls.
 			return
 		}
-		if !r.hold(len(id) + len(name)) {
+		if i = r.openCall(id, name, native, hasIndex, index); i < 0 {
 			return
 		}
-		if i = r.addItem(functionCallItem); i < 0 {
-			return
-		}
-		it := &r.items[i]
-		if len(id) > 0 {
-			// A repeated or missing id gets a generated one: clients tell calls apart by call_id. The set
-			// keeps a view of the item's copy, which stays unchanged until the next stream.
-			it.callID = append(it.callID, id...)
-			if !r.callIDs.add(it.callID) {
-				it.callID = it.callID[:0]
-			}
-		}
-		it.name = append(it.name, name...)
-		if hasIndex {
-			for len(r.toolItems) <= index {
-				r.toolItems = append(r.toolItems, 0)
-			}
-			r.toolItems[index] = int32(i + 1)
-		}
-		r.lastCall = i
-		r.outputItemEvent(i, responseStatusInProgress, true)
 	} else if it := &r.items[i]; len(it.name) == 0 && len(name) > 0 {
-		// The name came late: output_item.done and the terminal event carry it.
+		// The name came late: output_item.done and the terminal event carry it. The item was announced as
+		// a function_call: a namespace member's name and namespace apply, but it cannot become another type.
 		if !r.hold(len(name)) {
 			return
 		}
 		it.name = append(it.name, name...)
+		if tool := r.tools().lookup(name); tool != nil && tool.shape == functionCallShape {
+			it.resolveCall(tool, r.tools(), false, true)
+		}
 	}
 	if len(arguments) == 0 || !r.hold(len(arguments)) {
 		return
 	}
 	it := &r.items[i]
 	it.arguments = append(it.arguments, arguments...)
-	r.itemEvent(responsesEventArgumentsDelta, i, -1, `,"delta":`, fn[1], "")
+	switch it.shape {
+	case functionCallShape:
+		r.itemEvent(responsesEventArgumentsDelta, i, -1, `,"delta":`, fn[1], "")
+	case customCallShape:
+		r.itemEvent(responsesEventCustomInputDelta, i, -1, `,"delta":`, fn[1], "")
+	}
+}
+
+// tools are the chat tools of the request, nil without one.
+func (r *responsesEvents) tools() *bridgedTools {
+	if r.echo == nil {
+		return nil
+	}
+	return &r.echo.toolCalls
+}
+
+// openCall opens the item of a new tool call, with its first fragment's id and name, and announces it; -1
+// when the stream cannot hold it (it has then failed).
+func (r *responsesEvents) openCall(id, name []byte, native, hasIndex bool, index int) int {
+	if !r.hold(len(id) + len(name)) {
+		return -1
+	}
+	var probe bridgedItem
+	tool := r.tools().lookup(name)
+	probe.resolveCall(tool, r.tools(), native, false)
+	i := r.addItem(probe.kind)
+	if i < 0 {
+		return -1
+	}
+	it := &r.items[i]
+	if len(id) > 0 {
+		// A repeated or missing id gets a generated one: clients tell calls apart by call_id. The set
+		// keeps a view of the item's copy, which stays unchanged until the next stream.
+		it.callID = append(it.callID, id...)
+		if !r.callIDs.add(it.callID) {
+			it.callID = it.callID[:0]
+		}
+	}
+	it.name = append(it.name, name...)
+	it.resolveCall(tool, r.tools(), native, true)
+	if hasIndex {
+		for len(r.toolItems) <= index {
+			r.toolItems = append(r.toolItems, 0)
+		}
+		r.toolItems[index] = int32(i + 1)
+	}
+	r.lastCall = i
+	r.outputItemEvent(i, responseStatusInProgress, true)
+	return i
 }
 
 // toolCallIndex reads a tool call's index: a plain non-negative integer below maxBridgedItems. An index
@@ -640,6 +682,16 @@ func (r *responsesEvents) closeItem(i int, status string) {
 			r.w.writeMessagePart(it, part)
 			r.w.write(eventEnd)
 		}
+	case customToolCallItem:
+		custom := it.shape == customAsFunctionShape
+		r.scratch = it.convertArguments(r.scratch, true)
+		if custom && len(it.arguments) > 0 {
+			// The input is known only now that the arguments are whole: its one delta.
+			r.itemEvent(responsesEventCustomInputDelta, i, -1, `,"delta":"`, it.arguments, `"`)
+		}
+		r.itemEvent(responsesEventCustomInputDone, i, -1, `,"input":"`, it.arguments, `"`)
+	case toolSearchCallItem:
+		r.scratch = it.convertArguments(r.scratch, true)
 	default:
 		r.openItemEvent(responsesEventArgumentsDone, i, -1)
 		r.w.writeFramed(`,"name":"`, it.name, `","arguments":"`)
@@ -659,7 +711,7 @@ func (r *responsesEvents) finalize() {
 	// arguments.done and item.done), and the terminal event once more.
 	// In pieces, the largest of them is the terminal event, which repeats everything once.
 	terminalBytes := r.held + (len(r.items)+1)*endItemBytes + r.echoBytes() + 4096
-	r.reserve(3*r.held+terminalBytes, terminalBytes)
+	r.reserve(4*r.held+terminalBytes, terminalBytes)
 	r.resp.status, r.resp.incompleteReason = finishStatus(r.finish)
 	if len(r.items) == 0 {
 		// An answer with nothing in it still gets its (empty) message, as a JSON answer does.

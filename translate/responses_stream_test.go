@@ -225,6 +225,16 @@ func replayResponsesStream(t testing.TB, out []byte) responsesReplay {
 				if _, ok := it["name"].(string); !ok {
 					fatal(i, "function_call without a name string")
 				}
+			case "custom_tool_call", "tool_search_call":
+				// As openai-node's accumulator reads them; Codex acts on output_item.done only.
+				call, _ := it["call_id"].(string)
+				if call == "" || identities["call:"+call] || it["status"] != responseStatusInProgress {
+					fatal(i, "%v announced as %v", it["type"], it)
+				}
+				identities["call:"+call] = true
+				if it["type"] == "custom_tool_call" && it["input"] != "" {
+					fatal(i, "custom_tool_call announced with input %v", it["input"])
+				}
 			case "reasoning":
 				if len(it["summary"].([]any)) != 0 {
 					fatal(i, "reasoning announced with a summary")
@@ -318,6 +328,17 @@ func replayResponsesStream(t testing.TB, out []byte) responsesReplay {
 				fatal(i, "arguments.done without a name")
 			}
 			it["arguments"] = got
+		case responsesEventCustomInputDelta:
+			it, index := item("custom_tool_call")
+			delta, _ := ev["delta"].(string)
+			it["input"] = it["input"].(string) + delta
+			arguments[index] += delta
+		case responsesEventCustomInputDone:
+			it, index := item("custom_tool_call")
+			if got, _ := ev["input"].(string); got != arguments[index] {
+				fatal(i, "custom_tool_call_input.done %q, the deltas made %q", got, arguments[index])
+			}
+			it["input"] = ev["input"]
 		case responsesEventSummaryPartAdded:
 			it, index := item("reasoning")
 			summary := it["summary"].([]any)
