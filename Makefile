@@ -7,6 +7,9 @@ WASM      := $(DIST)/aidialect.wasm
 # The filter must stay small enough for Envoy to fetch and compile quickly (budget: 5 MiB).
 MAX_WASM_BYTES := 5242880
 NODE_DIR  := e2e/node
+# The agent clients (the Codex CLI, whose native binary is an optional dependency of about 315 MB, and the OpenAI
+# Agents SDK with openai 7.x), kept apart from e2e/node, which pins openai 6.x.
+AGENTS_DIR := e2e/agents
 # Go modules of the repository: the filter, the end-to-end suite, the deployment-file checks (and the same
 # checks with the protos the oldest supported Istio pins), and the filter's stand-in for tidwall/pretty.
 MODULES   := . e2e envoy envoy/floor/istio128 third_party/pretty
@@ -48,10 +51,13 @@ fmt-check:
 vet:
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
 
-node-deps: $(NODE_DIR)/node_modules/.package-lock.json
+node-deps: $(NODE_DIR)/node_modules/.package-lock.json $(AGENTS_DIR)/node_modules/.package-lock.json
 
 $(NODE_DIR)/node_modules/.package-lock.json: $(NODE_DIR)/package-lock.json $(NODE_DIR)/package.json
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund
+
+$(AGENTS_DIR)/node_modules/.package-lock.json: $(AGENTS_DIR)/package-lock.json $(AGENTS_DIR)/package.json
+	cd $(AGENTS_DIR) && npm ci --no-audit --no-fund
 
 ## e2e-envoy: the same e2e client suites against a real Envoy in docker-compose (needs a Docker engine)
 e2e-envoy: build
@@ -81,4 +87,4 @@ fuzz:
 	$(GO) run ./tools/fuzzall -go "$(GO)" -fuzztime $(FUZZTIME) ./translate/ ./internal/...
 
 clean:
-	rm -rf $(DIST) $(NODE_DIR)/node_modules
+	rm -rf $(DIST) $(NODE_DIR)/node_modules $(AGENTS_DIR)/node_modules

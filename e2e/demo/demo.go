@@ -106,7 +106,11 @@ type Options struct {
 	// Consumers, without Config, adds consumers to the demo configuration: name -> key (the configuration
 	// holds each key's SHA-256). Every request then needs one of the keys.
 	Consumers map[string]string
-	Logger    *log.Logger
+	// ExtraModels, without Config, adds model entries (JSON objects of the configuration's models list) to
+	// the demo's providers, by provider name: the agent-client suites give each provider a model name that
+	// the Codex CLI has in its catalogue.
+	ExtraModels map[string][]string
+	Logger      *log.Logger
 }
 
 // Start brings the stack up; Close takes it down.
@@ -121,6 +125,9 @@ func Start(opts Options) (*Env, error) {
 		}
 		var err error
 		if config, err = withConsumers(config, opts.Consumers); err != nil {
+			return nil, err
+		}
+		if config, err = withModels(config, opts.ExtraModels); err != nil {
 			return nil, err
 		}
 		env.Mocks = map[string]*mock.Provider{
@@ -177,6 +184,31 @@ func withConsumers(config []byte, consumers map[string]string) ([]byte, error) {
 		if config, err = sjson.SetBytes(config, fmt.Sprintf("consumers.%d", i),
 			map[string]string{"name": name, "key_sha256": hex.EncodeToString(sum[:])}); err != nil {
 			return nil, err
+		}
+	}
+	return config, nil
+}
+
+// withModels appends model entries to the named providers of a configuration.
+func withModels(config []byte, models map[string][]string) ([]byte, error) {
+	for _, name := range slices.Sorted(maps.Keys(models)) {
+		index := -1
+		for i, p := range gjson.GetBytes(config, "providers").Array() {
+			if p.Get("name").String() == name {
+				index = i
+			}
+		}
+		if index < 0 {
+			return nil, fmt.Errorf("extra models for provider %q, which the demo does not have", name)
+		}
+		for _, entry := range models[name] {
+			if !gjson.Valid(entry) || !gjson.Parse(entry).IsObject() {
+				return nil, fmt.Errorf("extra model for %s is not a JSON object: %s", name, entry)
+			}
+			var err error
+			if config, err = sjson.SetRawBytes(config, fmt.Sprintf("providers.%d.models.-1", index), []byte(entry)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return config, nil

@@ -31,7 +31,11 @@ type want struct {
 	n            int
 	maxTokens    int // 0: no limit
 	text         string
-	tool         string // function to call; "" answers with text
+	tool         string // tool to call; "" answers with text
+	toolKind     string // the tool's kind: function ("" too), custom, tool_search (Responses, client execution)
+	namespace    string // Responses: the namespace holding the tool
+	args         string // a scripted call's arguments (JSON text) or custom input; "" makes {"text": text}
+	scriptErr    error  // a mock-call line the request's tools cannot follow
 	promptTokens int
 	inputs       []string // embeddings
 	dimensions   int
@@ -196,7 +200,15 @@ func (c *call) want() want {
 					break
 				}
 			}
-			w.tool = toolToCall(o)
+			w.tool, w.toolKind = toolToCall(o)
+			if w.toolKind == "custom" {
+				w.args = w.text // a custom tool takes free text
+			}
+			if sc, ok := parseMockCall(w.text); ok {
+				w.scriptErr = c.scriptedChat(sc, &w)
+			} else if _, ok := parseMockAnswer(w.text); ok {
+				w.tool, w.toolKind, w.args = "", "", "" // the scripted text, even with tools offered
+			}
 		}
 	case opCompletions:
 		w.maxTokens = 16 // OpenAI, Azure OpenAI (and EternalAI, OpenAI-like) default
@@ -255,26 +267,30 @@ func (c *call) want() want {
 	return w
 }
 
-// toolToCall names the function a chat answer calls: the named tool_choice, else the first tool, unless
-// tool_choice is "none" or there are no tools.
-func toolToCall(o *object) string {
+// toolToCall names the tool a chat answer calls, and its type (function or custom): the named tool_choice,
+// else the first tool, unless tool_choice is "none" or there are no tools.
+func toolToCall(o *object) (name, kind string) {
 	tools := o.array("tools")
 	if len(tools) == 0 || o.str("tool_choice") == "none" {
-		return ""
+		return "", ""
 	}
 	if tc := o.sub("tool_choice"); tc != nil {
-		if f := tc.sub("function"); f != nil && f.str("name") != "" {
-			return f.str("name")
+		for _, k := range []string{"function", "custom"} {
+			if f := tc.sub(k); f != nil && f.str("name") != "" {
+				return f.str("name"), k
+			}
 		}
 	}
 	t, err := parseObject(tools[0])
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	if f := t.sub("function"); f != nil && f.str("name") != "" {
-		return f.str("name")
+	for _, k := range []string{"function", "custom"} {
+		if f := t.sub(k); f != nil && f.str("name") != "" {
+			return f.str("name"), k
+		}
 	}
-	return "tool"
+	return "tool", "function"
 }
 
 // reportedModel is the model an answer names: Azure OpenAI names the underlying model, never the
@@ -326,10 +342,17 @@ func (c *call) makeReply(w want) reply {
 	if w.tool != "" {
 		r.finish = "tool_calls"
 		r.args = string(marshal(obj{{"text", w.text}}))
+		if w.args != "" {
+			r.args = w.args
+		}
 		r.callID = "call_" + c.token(5, 24)
 		return r
 	}
-	for _, p := range strings.SplitAfter("echo: "+w.text, " ") {
+	text := "echo: " + w.text
+	if answer, ok := parseMockAnswer(w.text); ok {
+		text = answer
+	}
+	for _, p := range strings.SplitAfter(text, " ") {
 		if p != "" {
 			r.pieces = append(r.pieces, p)
 		}
@@ -407,6 +430,10 @@ func (c *call) answer() {
 		return
 	}
 	w := c.want()
+	if w.scriptErr != nil {
+		c.invalid("", "", w.scriptErr.Error())
+		return
+	}
 	if c.op == opEmbeddings {
 		c.sendJSON(c.embeddings(w))
 		return
@@ -424,6 +451,10 @@ func (c *call) answer() {
 }
 
 func (c *call) toolCalls(w want, r reply) []obj {
+	if w.toolKind == "custom" {
+		// OpenAI's ChatCompletionMessageCustomToolCall (openai-node chat/completions.ts l.1691)
+		return []obj{{{"id", r.callID}, {"type", "custom"}, {"custom", obj{{"name", w.tool}, {"input", r.args}}}}}
+	}
 	return []obj{{{"id", r.callID}, {"type", "function"}, {"function", obj{{"name", w.tool}, {"arguments", r.args}}}}}
 }
 

@@ -16,7 +16,12 @@ import (
 	"strings"
 )
 
-// responsesFields are CreateResponse's members; the service refuses any other top-level field.
+// responsesFields are CreateResponse's members; the service refuses any other top-level field with 400
+// unknown_parameter. That includes client_metadata, which the Codex CLI sends on every turn: it is not in the
+// public schema (openai-node ResponseCreateParams), and the services answer "Unknown parameter:
+// 'client_metadata'." (SEMOSS/Semoss PR #2532, https://github.com/SEMOSS/Semoss/pull/2532, for OpenAI;
+// 9router issue #1157 quoting OpenAI's 400; for Azure OpenAI, LiteLLM's "AzureException BadRequestError -
+// Unknown parameter: 'client_metadata'" reported with gpt-5.6-sol).
 var responsesFields = []string{
 	"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls", "text", "max_output_tokens",
 	"temperature", "top_p", "top_logprobs", "stream", "stream_options", "store", "previous_response_id",
@@ -42,7 +47,7 @@ var (
 		"reasoning.encrypted_content", "message.output_text.logprobs"}
 	responsesToolTypes = []string{"function", "custom", "file_search", "web_search", "web_search_2025_08_26",
 		"web_search_preview", "web_search_preview_2025_03_11", "computer_use_preview", "computer", "code_interpreter",
-		"image_generation", "mcp", "local_shell", "shell", "apply_patch", "tool_search"}
+		"image_generation", "mcp", "local_shell", "shell", "apply_patch", "tool_search", "namespace"}
 	responsesToolChoiceTypes = []string{"function", "allowed_tools", "custom", "mcp", "file_search", "web_search",
 		"web_search_preview", "web_search_preview_2025_03_11", "computer_use_preview", "computer", "code_interpreter",
 		"image_generation", "apply_patch", "shell"}
@@ -50,7 +55,8 @@ var (
 		"custom_tool_call", "custom_tool_call_output", "computer_call", "computer_call_output", "web_search_call",
 		"file_search_call", "image_generation_call", "code_interpreter_call", "local_shell_call",
 		"local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output",
-		"mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call", "compaction"}
+		"mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call", "compaction",
+		"tool_search_call", "tool_search_output"}
 	responsesRoles       = []string{"user", "assistant", "system", "developer"}
 	inputPartTypes       = []string{"input_text", "input_image", "input_file"}
 	assistantPartTypes   = []string{"output_text", "refusal"}
@@ -82,8 +88,10 @@ type respRequest struct {
 	history []json.RawMessage
 	// input is this request's input items (resolved), which a stored response keeps after the previous ones.
 	input []json.RawMessage
-	// functions are the names of the function tools offered.
+	// functions are the names of the top-level function tools offered.
 	functions []string
+	// tools are the tools the model may call, namespace members included.
+	tools []offeredTool
 }
 
 // respErr writes a Responses body-validation error (OpenAI's envelope; Azure OpenAI validates Responses
@@ -388,8 +396,18 @@ func (c *call) checkReasoning() bool {
 	return true
 }
 
-// checkTools: each tool is an object with a known type; a function tool is flat ({type, name, parameters,
-// strict, description}), so a Chat Completions tool ({type, function: {...}}) lacks its name.
+// offeredTool is a tool the model may call: a function or custom tool, at the top level or inside a namespace,
+// or the client-run tool_search.
+type offeredTool struct {
+	kind      string // function, custom or tool_search
+	name      string
+	namespace string // the namespace holding it; "" at the top level
+}
+
+// checkTools: each tool is an object with a known type. A function tool is flat ({type, name, parameters,
+// strict, description}), so a Chat Completions tool ({type, function: {...}}) lacks its name. The shapes of the
+// agent clients' tools follow openai-node's src/resources/responses/responses.ts (NamespaceTool l.971,
+// CustomTool l.658, ToolSearchTool l.9603; at 7b7d6ca, 2026-08-21) and shared.ts (CustomToolInputFormat l.162).
 func (c *call) checkTools(req *respRequest) bool {
 	o := c.body
 	if !o.has("tools") || o.kind("tools") == "null" {
@@ -411,26 +429,151 @@ func (c *call) checkTools(req *respRequest) bool {
 		if !slices.Contains(responsesToolTypes, typ) {
 			return c.respEnum(p+".type", typ, responsesToolTypes)
 		}
-		if typ != "function" {
-			continue
+		switch typ {
+		case "function", "custom":
+			if !c.checkNamedTool(req, p, t, "") {
+				return false
+			}
+		case "namespace":
+			if !c.checkNamespaceTool(req, p, t) {
+				return false
+			}
+		case "tool_search":
+			if !c.optional(t, p+".", "description", "a string", "string") || !c.optional(t, p+".", "parameters", "an object", "object") {
+				return false
+			}
+			execution := t.str("execution")
+			if t.kind("execution") != "" && t.kind("execution") != "null" && execution != "server" && execution != "client" {
+				return c.respEnum(p+".execution", execution, []string{"server", "client"})
+			}
+			if execution == "client" {
+				req.tools = append(req.tools, offeredTool{kind: "tool_search", name: "tool_search"})
+			}
+		case "web_search", "web_search_2025_08_26":
+			// Codex sends {"type":"web_search","external_web_access":true} and, for a catalogued model,
+			// "search_content_types":["text","image"] (docs/agent-clients.md A5).
+			if !c.optional(t, p+".", "external_web_access", "a boolean", "boolean") ||
+				!c.optional(t, p+".", "search_content_types", "an array", "array") {
+				return false
+			}
 		}
-		if t.has("function") {
-			return c.respErr(p+".function", "unknown_parameter", fmt.Sprintf("Unknown parameter: '%s.function'.", p))
+	}
+	return true
+}
+
+// checkNamespaceTool: {type: namespace, name, description, tools: [function or custom tools]}; a namespace only
+// groups tools the client runs (the call carries the namespace beside the member's own name).
+func (c *call) checkNamespaceTool(req *respRequest, p string, t *object) bool {
+	if t.kind("name") != "string" {
+		return c.respMissing(p + ".name")
+	}
+	if name := t.str("name"); !functionName.MatchString(name) {
+		return c.respErr(p+".name", "invalid_value", fmt.Sprintf("Invalid '%s.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
+	}
+	if t.kind("description") != "string" {
+		return c.respMissing(p + ".description")
+	}
+	if t.kind("tools") != "array" {
+		if t.kind("tools") == "" {
+			return c.respMissing(p + ".tools")
 		}
-		if t.kind("name") != "string" {
-			return c.respMissing(p + ".name")
+		return c.respType(p+".tools", "an array", t.m["tools"])
+	}
+	members := t.array("tools")
+	if len(members) == 0 {
+		return c.respErr(p+".tools", "empty_array", fmt.Sprintf("Invalid '%s.tools': empty array. Expected an array with minimum length 1, but got an empty array instead.", p))
+	}
+	for j, raw := range members {
+		mp := fmt.Sprintf("%s.tools[%d]", p, j)
+		m, err := parseObject(raw)
+		if err != nil {
+			return c.respType(mp, "an object", raw)
 		}
-		if name := t.str("name"); !functionName.MatchString(name) {
-			return c.respErr(p+".name", "invalid_value", fmt.Sprintf("Invalid '%s.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
+		switch typ := m.str("type"); typ {
+		case "function", "custom":
+			if !c.checkNamedTool(req, mp, m, t.str("name")) {
+				return false
+			}
+		case "":
+			return c.respMissing(mp + ".type")
+		default:
+			return c.respEnum(mp+".type", typ, []string{"function", "custom"})
 		}
-		if !c.optional(t, p+".", "parameters", "an object", "object") || !c.optional(t, p+".", "strict", "a boolean", "boolean") ||
-			!c.optional(t, p+".", "description", "a string", "string") {
+	}
+	return true
+}
+
+// checkNamedTool checks a function tool ({type, name, parameters?, strict?, description?, defer_loading?}) or a
+// custom tool ({type, name, description?, format?: {type: text} | {type: grammar, syntax: lark|regex,
+// definition}}) and records it.
+func (c *call) checkNamedTool(req *respRequest, p string, t *object, namespace string) bool {
+	typ := t.str("type")
+	if typ == "function" && t.has("function") {
+		return c.respErr(p+".function", "unknown_parameter", fmt.Sprintf("Unknown parameter: '%s.function'.", p))
+	}
+	if typ == "custom" && t.has("custom") {
+		// Chat Completions nests the custom tool under custom; the Responses form is flat.
+		return c.respErr(p+".custom", "unknown_parameter", fmt.Sprintf("Unknown parameter: '%s.custom'.", p))
+	}
+	if t.kind("name") != "string" {
+		return c.respMissing(p + ".name")
+	}
+	name := t.str("name")
+	if !functionName.MatchString(name) {
+		return c.respErr(p+".name", "invalid_value", fmt.Sprintf("Invalid '%s.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
+	}
+	if !c.optional(t, p+".", "description", "a string", "string") || !c.optional(t, p+".", "defer_loading", "a boolean", "boolean") {
+		return false
+	}
+	if typ == "function" {
+		if !c.optional(t, p+".", "parameters", "an object", "object") || !c.optional(t, p+".", "strict", "a boolean", "boolean") {
 			return false
 		}
-		if slices.Contains(req.functions, t.str("name")) {
-			return c.respErr("tools", "invalid_value", fmt.Sprintf("Duplicate tool name: '%s'.", t.str("name")))
+	} else if !c.checkCustomFormat(p, t) {
+		return false
+	}
+	for _, o := range req.tools {
+		if o.name == name && o.namespace == namespace && o.kind != "tool_search" {
+			return c.respErr("tools", "invalid_value", fmt.Sprintf("Duplicate tool name: '%s'.", name))
 		}
-		req.functions = append(req.functions, t.str("name"))
+	}
+	req.tools = append(req.tools, offeredTool{kind: typ, name: name, namespace: namespace})
+	if typ == "function" && namespace == "" {
+		req.functions = append(req.functions, name)
+	}
+	return true
+}
+
+// checkCustomFormat: a custom tool's format is absent, {type: text}, or {type: grammar, syntax: lark | regex,
+// definition: string}.
+func (c *call) checkCustomFormat(p string, t *object) bool {
+	if !t.has("format") || t.kind("format") == "null" {
+		return true
+	}
+	f := t.sub("format")
+	if f == nil {
+		return c.respType(p+".format", "an object", t.m["format"])
+	}
+	switch typ := f.str("type"); typ {
+	case "text":
+	case "grammar":
+		if f.has("grammar") {
+			// Chat Completions nests {definition, syntax} under grammar; the Responses form is flat.
+			return c.respErr(p+".format.grammar", "unknown_parameter", fmt.Sprintf("Unknown parameter: '%s.format.grammar'.", p))
+		}
+		if syntax := f.str("syntax"); syntax != "lark" && syntax != "regex" {
+			if f.kind("syntax") == "" {
+				return c.respMissing(p + ".format.syntax")
+			}
+			return c.respEnum(p+".format.syntax", syntax, []string{"lark", "regex"})
+		}
+		if f.kind("definition") != "string" {
+			return c.respMissing(p + ".format.definition")
+		}
+	case "":
+		return c.respMissing(p + ".format.type")
+	default:
+		return c.respEnum(p+".format.type", typ, []string{"text", "grammar"})
 	}
 	return true
 }
@@ -454,6 +597,15 @@ func (c *call) checkToolChoice(req *respRequest) bool {
 	typ := tc.str("type")
 	if !slices.Contains(responsesToolChoiceTypes, typ) {
 		return c.respEnum("tool_choice.type", typ, responsesToolChoiceTypes)
+	}
+	if typ == "custom" {
+		name := tc.str("name")
+		if name == "" {
+			return c.respMissing("tool_choice.name")
+		}
+		if !slices.ContainsFunc(req.tools, func(t offeredTool) bool { return t.kind == "custom" && t.name == name }) {
+			return c.respErr("tool_choice", "invalid_value", fmt.Sprintf("Tool choice 'custom' not found in 'tools' parameter. (name '%s')", name))
+		}
 	}
 	if typ == "function" {
 		if tc.has("function") {
@@ -496,32 +648,68 @@ func (c *call) checkInput(req *respRequest) bool {
 	return true
 }
 
-// checkPairs: every function_call_output answers an earlier function_call, and every function_call has its
-// output, as the service requires of a conversation it is given.
+// callOutputs pairs each item type that calls a client-run tool with the item type of its output.
+var callOutputs = map[string]string{
+	"function_call":    "function_call_output",
+	"custom_tool_call": "custom_tool_call_output",
+	"tool_search_call": "tool_search_output", // with execution client only (a server search has no output item to send)
+}
+
+// callNouns names a call item type in the service's pairing errors.
+var callNouns = map[string]string{
+	"function_call": "function call", "custom_tool_call": "custom tool call", "tool_search_call": "tool search call",
+}
+
+// checkPairs: every output (function_call_output, custom_tool_call_output, tool_search_output of a client
+// search) answers an earlier call of its kind, and every such call has its output, as the service requires of
+// a conversation it is given. The function-call wording is the service's; the others follow it (mock).
 func (c *call) checkPairs(history []json.RawMessage) bool {
-	calls := map[string]bool{} // call_id -> answered
+	type pending struct {
+		kind     string
+		answered bool
+	}
+	calls := map[string]*pending{} // call_id -> the call
 	var order []string
+	outputOf := map[string]string{} // output type -> call type
+	for call, output := range callOutputs {
+		outputOf[output] = call
+	}
 	for _, raw := range history {
 		it, _ := parseObject(raw)
-		switch it.str("type") {
-		case "function_call":
-			id := it.str("call_id")
+		typ := it.str("type")
+		if typ == "tool_search_call" || typ == "tool_search_output" {
+			if it.str("execution") != "client" {
+				continue
+			}
+		}
+		id := it.str("call_id")
+		if _, ok := callOutputs[typ]; ok {
 			if _, seen := calls[id]; !seen {
 				order = append(order, id)
 			}
-			calls[id] = false
-		case "function_call_output":
-			id := it.str("call_id")
-			if _, ok := calls[id]; !ok {
-				return c.respErr("input", "", fmt.Sprintf("No tool call found for function call output with call_id %s.", id))
+			calls[id] = &pending{kind: typ}
+			continue
+		}
+		if kind, ok := outputOf[typ]; ok {
+			p := calls[id]
+			if p == nil || p.kind != kind {
+				return c.respErr("input", "", fmt.Sprintf("No tool call found for %s output with call_id %s.", callNouns[kind], id))
 			}
-			calls[id] = true
+			p.answered = true
 		}
 	}
 	for _, id := range order {
-		if !calls[id] {
-			return c.respErr("input", "", fmt.Sprintf("No tool output found for function call %s.", id))
+		if p := calls[id]; !p.answered {
+			return c.respErr("input", "", fmt.Sprintf("No tool output found for %s %s.", callNouns[p.kind], id))
 		}
+	}
+	return true
+}
+
+// checkExecution: a tool search item's execution is server or client.
+func (c *call) checkExecution(p string, it *object) bool {
+	if e := it.str("execution"); it.kind("execution") != "" && it.kind("execution") != "null" && e != "server" && e != "client" {
+		return c.respEnum(p+".execution", e, []string{"server", "client"})
 	}
 	return true
 }
@@ -599,7 +787,23 @@ func (c *call) checkItem(p string, raw json.RawMessage) (json.RawMessage, bool) 
 				return nil, c.respType(p+"."+k, "a string", it.m[k])
 			}
 		}
-	case "function_call_output":
+		if !c.optional(it, p+".", "namespace", "a string", "string") {
+			return nil, false
+		}
+	case "custom_tool_call":
+		// {call_id, name, input, namespace?} (openai-node ResponseCustomToolCall, responses.ts l.2610)
+		for _, k := range []string{"call_id", "name", "input"} {
+			if it.kind(k) != "string" {
+				if it.kind(k) == "" {
+					return nil, c.respMissing(p + "." + k)
+				}
+				return nil, c.respType(p+"."+k, "a string", it.m[k])
+			}
+		}
+		if !c.optional(it, p+".", "namespace", "a string", "string") {
+			return nil, false
+		}
+	case "function_call_output", "custom_tool_call_output":
 		if it.kind("call_id") != "string" {
 			return nil, c.respMissing(p + ".call_id")
 		}
@@ -610,9 +814,42 @@ func (c *call) checkItem(p string, raw json.RawMessage) (json.RawMessage, bool) 
 		default:
 			return nil, c.respType(p+".output", "a string or an array", it.m["output"])
 		}
+	case "tool_search_call":
+		// {call_id, arguments: an object, execution} (openai-node ResponseToolSearchCall, responses.ts l.7567);
+		// arguments is an object here, unlike a function call's JSON text (docs/agent-clients.md A4).
+		if it.kind("arguments") != "object" {
+			if it.kind("arguments") == "" {
+				return nil, c.respMissing(p + ".arguments")
+			}
+			return nil, c.respType(p+".arguments", "an object", it.m["arguments"])
+		}
+		if !c.checkExecution(p, it) {
+			return nil, false
+		}
+		if it.str("execution") == "client" && it.kind("call_id") != "string" {
+			return nil, c.respMissing(p + ".call_id")
+		}
+	case "tool_search_output":
+		// {call_id, tools, execution, status} (ResponseToolSearchOutputItemParam, responses.ts l.7641)
+		if it.kind("tools") != "array" {
+			if it.kind("tools") == "" {
+				return nil, c.respMissing(p + ".tools")
+			}
+			return nil, c.respType(p+".tools", "an array", it.m["tools"])
+		}
+		if !c.checkExecution(p, it) {
+			return nil, false
+		}
+		if it.str("execution") == "client" && it.kind("call_id") != "string" {
+			return nil, c.respMissing(p + ".call_id")
+		}
 	case "reasoning":
+		// Codex replays reasoning items with "content": null and encrypted_content (docs/agent-clients.md A6).
 		if it.kind("summary") != "array" {
 			return nil, c.respMissing(p + ".summary")
+		}
+		if !c.optional(it, p+".", "content", "an array", "array") || !c.optional(it, p+".", "encrypted_content", "a string", "string") {
+			return nil, false
 		}
 	case "item_reference":
 		if it.str("id") == "" {
@@ -644,10 +881,14 @@ func itemText(raw json.RawMessage) string {
 	switch it.str("type") {
 	case "message":
 		v = it.m["content"]
-	case "function_call_output":
+	case "function_call_output", "custom_tool_call_output":
 		v = it.m["output"]
+	case "tool_search_output":
+		return string(it.m["tools"])
 	case "function_call":
 		return it.str("arguments")
+	case "custom_tool_call":
+		return it.str("input")
 	default:
 		return ""
 	}

@@ -2,7 +2,9 @@ package mock
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
+	"unicode/utf8"
 )
 
 // The answer to a valid Responses request: a Response object, or the event stream that builds it. The text
@@ -21,6 +23,7 @@ type respAnswer struct {
 	usage      obj
 	// stream: the ids of the items, and what they carry
 	msgID, fcID string
+	call        obj // the tool call item, in progress (stream: output_item.added)
 }
 
 // respID is a Responses identifier: a prefix and 50 hex digits (resp_, msg_, fc_).
@@ -49,9 +52,10 @@ func (c *call) answerResponses() {
 		it, _ := parseObject(req.history[n-1])
 		last = it.str("type")
 	}
-	if last == "function_call_output" {
+	switch last {
+	case "function_call_output", "custom_tool_call_output", "tool_search_output":
 		w.text = itemText(req.history[len(req.history)-1])
-	} else {
+	default:
 		for i := len(req.history) - 1; i >= 0; i-- {
 			it, _ := parseObject(req.history[i])
 			if it.str("type") == "message" && it.str("role") == "user" {
@@ -60,6 +64,14 @@ func (c *call) answerResponses() {
 			}
 		}
 		w.tool = c.responsesTool()
+		if sc, ok := parseMockCall(w.text); ok {
+			if err := c.scriptedResponses(sc, &w); err != nil {
+				c.invalid("", "", err.Error())
+				return
+			}
+		} else if _, ok := parseMockAnswer(w.text); ok {
+			w.tool = "" // the scripted text, even with tools offered
+		}
 	}
 	r := c.makeReply(w)
 	a := c.buildResponse(w, r)
@@ -92,8 +104,17 @@ func (c *call) buildResponse(w want, r reply) *respAnswer {
 		msgID: c.respID("msg_", 32), fcID: c.respID("fc_", 34),
 	}
 	if w.tool != "" {
-		a.output = []obj{{{"id", a.fcID}, {"type", "function_call"}, {"status", "completed"},
-			{"arguments", r.args}, {"call_id", r.callID}, {"name", w.tool}}}
+		a.call = c.callItem(w, r, a)
+		done := slices.Clone(a.call)
+		done = set(done, "status", "completed")
+		switch w.toolKind {
+		case "custom":
+			done = set(done, "input", r.args)
+		case "tool_search":
+		default:
+			done = set(done, "arguments", r.args)
+		}
+		a.output = []obj{done}
 	} else {
 		status := "completed"
 		if r.finish == "length" {
@@ -108,6 +129,47 @@ func (c *call) buildResponse(w want, r reply) *respAnswer {
 		{"output_tokens", out}, {"output_tokens_details", obj{{"reasoning_tokens", 0}}},
 		{"total_tokens", w.promptTokens + out}}
 	return a
+}
+
+// callItem is the output item of a tool call, in progress: a function_call (with the namespace of a namespace
+// member), a custom_tool_call, or a client tool_search_call (docs/agent-clients.md A2-A4; openai-node
+// ResponseFunctionToolCall, ResponseCustomToolCall, ResponseToolSearchCall).
+func (c *call) callItem(w want, r reply, a *respAnswer) obj {
+	switch w.toolKind {
+	case "custom":
+		a.fcID = c.respID("ctc_", 34)
+		it := obj{{"id", a.fcID}, {"type", "custom_tool_call"}, {"status", "in_progress"}, {"call_id", r.callID},
+			{"name", w.tool}, {"input", ""}}
+		if w.namespace != "" {
+			it = append(it, kv{"namespace", w.namespace})
+		}
+		return it
+	case "tool_search":
+		// The arguments are an object, whole from the start: no delta events are known for them (mock).
+		a.fcID = c.respID("tsc_", 34)
+		return obj{{"id", a.fcID}, {"type", "tool_search_call"}, {"status", "in_progress"}, {"call_id", r.callID},
+			{"execution", "client"}, {"arguments", rawJSON(r.args)}}
+	}
+	it := obj{{"id", a.fcID}, {"type", "function_call"}, {"status", "in_progress"}, {"arguments", ""},
+		{"call_id", r.callID}, {"name", w.tool}}
+	if w.namespace != "" {
+		it = append(it, kv{"namespace", w.namespace})
+	}
+	return it
+}
+
+// pieces cuts s into pieces of about n bytes, never inside a UTF-8 character (each piece is a JSON string).
+func pieces(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		k := min(len(s), n)
+		for k < len(s) && !utf8.RuneStart(s[k]) {
+			k++
+		}
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	return out
 }
 
 func textPart(text string) obj {
@@ -176,16 +238,23 @@ func (c *call) responseEvents(a *respAnswer, w want, r reply) []obj {
 	ev("response.in_progress", kv{"response", c.responseObject(a, "in_progress", []any{}, nil)})
 	for i, item := range a.output {
 		switch {
+		case w.toolKind == "custom":
+			// response.custom_tool_call_input.delta and .done (openai-node responses.ts l.2633, l.2663)
+			ev("response.output_item.added", kv{"output_index", i}, kv{"item", a.call})
+			for _, p := range pieces(r.args, 7) {
+				rest := []kv{{"item_id", a.fcID}, {"output_index", i}, {"delta", p}}
+				obfuscation(&rest)
+				ev("response.custom_tool_call_input.delta", rest...)
+			}
+			ev("response.custom_tool_call_input.done", kv{"item_id", a.fcID}, kv{"output_index", i}, kv{"input", r.args})
+		case w.toolKind == "tool_search":
+			ev("response.output_item.added", kv{"output_index", i}, kv{"item", a.call})
 		case w.tool != "":
-			ev("response.output_item.added", kv{"output_index", i}, kv{"item", obj{{"id", a.fcID},
-				{"type", "function_call"}, {"status", "in_progress"}, {"arguments", ""}, {"call_id", r.callID},
-				{"name", w.tool}}})
-			for args := r.args; len(args) > 0; {
-				n := min(len(args), 7)
-				rest := []kv{{"item_id", a.fcID}, {"output_index", i}, {"delta", args[:n]}}
+			ev("response.output_item.added", kv{"output_index", i}, kv{"item", a.call})
+			for _, p := range pieces(r.args, 7) {
+				rest := []kv{{"item_id", a.fcID}, {"output_index", i}, {"delta", p}}
 				obfuscation(&rest)
 				ev("response.function_call_arguments.delta", rest...)
-				args = args[n:]
 			}
 			ev("response.function_call_arguments.done", kv{"item_id", a.fcID}, kv{"output_index", i},
 				kv{"name", w.tool}, kv{"arguments", r.args})

@@ -125,8 +125,11 @@ func (c *call) chatChunks(w want, r reply) []obj {
 	if w.tool != "" && d != AzureAI {
 		// OpenAI style: the call's id and name with the role, then the arguments in pieces, with index.
 		role = set(role, "content", nil)
-		role = append(role, kv{"tool_calls", []obj{{{"index", 0}, {"id", r.callID}, {"type", "function"},
-			{"function", obj{{"name", w.tool}, {"arguments", ""}}}}}})
+		first := obj{{"index", 0}, {"id", r.callID}, {"type", "function"}, {"function", obj{{"name", w.tool}, {"arguments", ""}}}}
+		if w.toolKind == "custom" {
+			first = obj{{"index", 0}, {"id", r.callID}, {"type", "custom"}, {"custom", obj{{"name", w.tool}, {"input", ""}}}}
+		}
+		role = append(role, kv{"tool_calls", []obj{first}})
 	}
 	events = append(events, c.chunk(h, w, c.perChoice(w, role, nil)))
 
@@ -136,12 +139,12 @@ func (c *call) chatChunks(w want, r reply) []obj {
 		tc := []obj{{{"id", r.callID}, {"type", "function"}, {"function", obj{{"name", w.tool}, {"arguments", r.args}}}}}
 		events = append(events, c.chunk(h, w, c.perChoice(w, obj{{"tool_calls", tc}}, nil)))
 	case w.tool != "":
-		args := r.args
-		for len(args) > 0 {
-			n := min(len(args), 7)
-			tc := []obj{{{"index", 0}, {"function", obj{{"arguments", args[:n]}}}}}
+		for _, p := range pieces(r.args, 7) {
+			tc := []obj{{{"index", 0}, {"function", obj{{"arguments", p}}}}}
+			if w.toolKind == "custom" {
+				tc = []obj{{{"index", 0}, {"custom", obj{{"input", p}}}}}
+			}
 			events = append(events, c.chunk(h, w, c.perChoice(w, obj{{"tool_calls", tc}}, nil)))
-			args = args[n:]
 		}
 	default:
 		for _, p := range r.pieces {

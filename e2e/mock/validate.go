@@ -200,6 +200,12 @@ func (c *call) checkOperationFields() bool {
 			if err != nil || mo.kind("role") != "string" {
 				return c.badValue("messages", m, fmt.Sprintf("Invalid 'messages[%d]': each message must be an object with a string 'role'.", i))
 			}
+			if !c.checkHistoryToolCalls(i, mo) {
+				return false
+			}
+		}
+		if !c.checkChatTools() {
+			return false
 		}
 	case opCompletions:
 		if !o.has("prompt") || o.kind("prompt") == "null" {
@@ -282,4 +288,134 @@ func (c *call) badValue(field string, input any, message string) bool {
 	}
 	c.invalid(field, "invalid_value", message)
 	return false
+}
+
+// chatToolTypes are the tool types a dialect's Chat Completions takes. OpenAI's takes function and custom tools
+// (openai-node chat/completions.ts ChatCompletionFunctionTool and ChatCompletionCustomTool l.1420: {type:
+// "custom", custom: {name, description?, format?: {type: "text"} | {type: "grammar", grammar: {definition,
+// syntax}}}}). Azure OpenAI's chat: function only (mock: not verified; no Azure page on custom tools was
+// found). Azure AI's spec and EternalAI's (OpenAI's older shapes) have function tools only.
+func (c *call) chatToolTypes() []string {
+	if c.dialect() == OpenAI {
+		return []string{"function", "custom"}
+	}
+	return []string{"function"}
+}
+
+// chatToolName is the shape of a chat tool's name: at most 64 characters of [a-zA-Z0-9_-] (OpenAI's
+// FunctionObject.name; Azure OpenAI and Azure AI copy it, EternalAI is OpenAI-like).
+func (c *call) checkChatToolName(p, name string) bool {
+	if len(name) > 64 {
+		return c.badValue(p, name, fmt.Sprintf("Invalid '%s': string too long. Expected a string with maximum length 64, but got a string with length %d instead.", p, len(name)))
+	}
+	if !functionName.MatchString(name) {
+		return c.badValue(p, name, fmt.Sprintf("Invalid '%s': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", p))
+	}
+	return true
+}
+
+// checkChatTools: each tool is {type: function, function: {name, ...}} or, toward OpenAI, {type: custom,
+// custom: {name, description?, format?}}; tool_choice names an offered tool of its type.
+func (c *call) checkChatTools() bool {
+	o := c.body
+	if !o.has("tools") || o.kind("tools") == "null" {
+		return true
+	}
+	if o.kind("tools") != "array" {
+		return c.typeErr("tools", "an array", o.kind("tools"))
+	}
+	types := c.chatToolTypes()
+	names := map[string]string{} // name -> type
+	for i, raw := range o.array("tools") {
+		p := fmt.Sprintf("tools[%d]", i)
+		t, err := parseObject(raw)
+		if err != nil {
+			return c.badValue("tools", json.RawMessage(raw), fmt.Sprintf("Invalid '%s': expected an object.", p))
+		}
+		typ := t.str("type")
+		if !slices.Contains(types, typ) {
+			return c.badValue(p+".type", typ, fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, supported(types)))
+		}
+		def := t.sub(typ)
+		if def == nil || def.kind("name") != "string" {
+			return c.missing(p + "." + typ + ".name")
+		}
+		if !c.checkChatToolName(p+"."+typ+".name", def.str("name")) {
+			return false
+		}
+		if typ == "custom" && !c.checkChatCustomFormat(p, def) {
+			return false
+		}
+		names[def.str("name")] = typ
+	}
+	if tc := o.sub("tool_choice"); tc != nil {
+		typ := tc.str("type")
+		if typ == "custom" || typ == "function" {
+			if !slices.Contains(types, typ) {
+				return c.badValue("tool_choice.type", typ, fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, supported(types)))
+			}
+			name := ""
+			if def := tc.sub(typ); def != nil {
+				name = def.str("name")
+			}
+			if names[name] != typ {
+				return c.badValue("tool_choice", json.RawMessage(o.m["tool_choice"]), fmt.Sprintf("Invalid value for 'tool_choice': no %s tool named '%s' is in 'tools'.", typ, name))
+			}
+		}
+	}
+	return true
+}
+
+// checkChatCustomFormat: custom.format is absent, {type: text}, or {type: grammar, grammar: {definition,
+// syntax: lark | regex}}: the grammar sits one level deeper than in the Responses API.
+func (c *call) checkChatCustomFormat(p string, def *object) bool {
+	if !def.has("format") || def.kind("format") == "null" {
+		return true
+	}
+	f := def.sub("format")
+	if f == nil {
+		return c.typeErr(p+".custom.format", "an object", def.kind("format"))
+	}
+	switch typ := f.str("type"); typ {
+	case "text":
+	case "grammar":
+		g := f.sub("grammar")
+		if g == nil {
+			return c.missing(p + ".custom.format.grammar")
+		}
+		if syntax := g.str("syntax"); syntax != "lark" && syntax != "regex" {
+			return c.badValue(p+".custom.format.grammar.syntax", syntax, fmt.Sprintf("Invalid value: '%s'. Supported values are: 'lark' and 'regex'.", syntax))
+		}
+		if g.kind("definition") != "string" {
+			return c.missing(p + ".custom.format.grammar.definition")
+		}
+	default:
+		return c.badValue(p+".custom.format.type", typ, fmt.Sprintf("Invalid value: '%s'. Supported values are: 'text' and 'grammar'.", typ))
+	}
+	return true
+}
+
+// checkHistoryToolCalls: an assistant message's tool_calls are {id, type: function, function: {name,
+// arguments}} or, toward OpenAI, {id, type: custom, custom: {name, input}} (openai-node chat/completions.ts
+// ChatCompletionMessageCustomToolCall l.1691).
+func (c *call) checkHistoryToolCalls(i int, m *object) bool {
+	if m.str("role") != "assistant" || !m.has("tool_calls") || m.kind("tool_calls") == "null" {
+		return true
+	}
+	types := c.chatToolTypes()
+	for j, raw := range m.array("tool_calls") {
+		p := fmt.Sprintf("messages[%d].tool_calls[%d]", i, j)
+		tc, err := parseObject(raw)
+		if err != nil {
+			return c.badValue("messages", json.RawMessage(raw), fmt.Sprintf("Invalid '%s': expected an object.", p))
+		}
+		typ := tc.str("type")
+		if !slices.Contains(types, typ) {
+			return c.badValue(p+".type", typ, fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, supported(types)))
+		}
+		if tc.sub(typ) == nil {
+			return c.missing(p + "." + typ)
+		}
+	}
+	return true
 }

@@ -1,0 +1,253 @@
+package e2e_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/aidialect/aidialect/e2e/mock"
+)
+
+// codexForms are the two ways to point the Codex CLI at the gateway (README "Codex and agent SDKs"): a
+// custom OpenAI-style provider (Codex POSTs {base_url}/responses) and Codex's Azure form (POST
+// /openai/v1/responses?api-version=preview).
+var codexForms = []struct {
+	name, provider, envKey string
+	table                  func(gateway, caseName string) string
+}{
+	{"openai-style", "aidialect", "AIDIALECT_KEY", func(gw, c string) string {
+		return `[model_providers.aidialect]
+name = "aidialect gateway"
+base_url = "` + gw + `/v1"
+env_key = "AIDIALECT_KEY"
+wire_api = "responses"
+http_headers = { "x-e2e-codex" = "` + c + `" }
+`
+	}},
+	{"azure", "azure", "AZURE_OPENAI_API_KEY", func(gw, c string) string {
+		return `[model_providers.azure]
+name = "Azure"
+base_url = "` + gw + `/openai/v1"
+env_key = "AZURE_OPENAI_API_KEY"
+query_params = { api-version = "preview" }
+wire_api = "responses"
+http_headers = { "x-e2e-codex" = "` + c + `" }
+`
+	}},
+}
+
+// codexScenario is one `codex exec` prompt: a scripted tool call (mock-call, see e2e/mock/scripted.go), then
+// the turn that uses its result.
+type codexScenario struct {
+	name   string
+	prompt func(caseName string) string
+	// check looks at the working directory and the final agent message.
+	check func(t *testing.T, dir, caseName, final string)
+	// output is what the tool's output, sent back in the second turn, must contain.
+	output string
+	// custom: the tool is Codex's custom (freeform) apply_patch, else a function tool.
+	custom bool
+}
+
+var codexScenarios = []codexScenario{
+	{
+		name: "apply_patch",
+		prompt: func(c string) string {
+			return "Create hello.txt.\nmock-call apply_patch\n*** Begin Patch\n*** Add File: hello.txt\n+hello from " + c + "\n*** End Patch\n"
+		},
+		check: func(t *testing.T, dir, c, final string) {
+			b, err := os.ReadFile(filepath.Join(dir, "hello.txt"))
+			if err != nil || string(b) != "hello from "+c+"\n" {
+				t.Errorf("hello.txt: %q, %v; want the patch's content", b, err)
+			}
+			if !strings.HasPrefix(final, "echo: ") || !strings.Contains(final, "hello.txt") {
+				t.Errorf("final message %q does not echo apply_patch's output", final)
+			}
+		},
+		output: "hello.txt",
+		custom: true,
+	},
+	{
+		name:   "exec_command",
+		prompt: func(string) string { return `mock-call exec_command {"cmd":"echo hi-from-exec"}` },
+		check: func(t *testing.T, dir, c, final string) {
+			if !strings.HasPrefix(final, "echo: ") || !strings.Contains(final, "hi-from-exec") {
+				t.Errorf("final message %q does not echo the command's output", final)
+			}
+		},
+		output: "hi-from-exec",
+	},
+}
+
+// TestCodexCLI runs `codex exec` non-interactively (temporary CODEX_HOME and working directory, approval
+// "never", no sandbox, Codex's defaults otherwise) against every agent target with both provider forms, for
+// each scenario: a turn in which the model calls a tool, Codex runs it, and a turn that uses its result.
+func TestCodexCLI(t *testing.T) {
+	codex, err := filepath.Abs(filepath.Join(agentsDir, "node_modules", ".bin", "codex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	needAgentPackages(t, "@openai/codex")
+	if _, err := os.Stat(codex); err != nil {
+		t.Fatalf("%s is missing: run `make node-deps` (npm ci in e2e/agents; make test does)", codex)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is not installed: the Codex CLI's launcher needs Node.js >= 20")
+	}
+	env := startAgentDemo(t)
+	// Runs in parallel, a few at a time: each is a separate process of a few seconds.
+	slots := make(chan struct{}, 4)
+	t.Run("cases", func(t *testing.T) {
+		for _, a := range agentTargets {
+			for _, form := range codexForms {
+				for _, sc := range codexScenarios {
+					caseName := a.name + "-" + form.name + "-" + sc.name
+					t.Run(a.name+"/"+form.name+"/"+sc.name, func(t *testing.T) {
+						t.Parallel()
+						slots <- struct{}{}
+						defer func() { <-slots }()
+						runCodex(t, codex, env.GatewayURL, a, form.provider, form.envKey, form.table(env.GatewayURL, caseName), sc, caseName,
+							env.Mocks[a.provider])
+					})
+				}
+			}
+		}
+	})
+}
+
+// runCodex runs one case and checks it.
+func runCodex(t *testing.T, codex, gateway string, a agentTarget, provider, envKey, table string, sc codexScenario,
+	caseName string, m *mock.Provider) {
+	home, dir := t.TempDir(), t.TempDir()
+	config := `model = "` + a.model + `"
+model_provider = "` + provider + `"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+` + codexExtraConfig(a) + "\n" + table
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--ephemeral", "--json", sc.prompt(caseName))
+	cmd.Dir = dir
+	cmd.Stdin = nil // /dev/null: without it codex exec waits for more input on stdin
+	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, envKey+"=any-client-key", "NO_COLOR=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	final, errs := codexEvents(stdout.Bytes())
+	if err != nil || testing.Verbose() {
+		t.Logf("codex exec: %v\nconfig.toml:\n%s\nstdout:\n%s\nstderr:\n%s", err, config, stdout.Bytes(), stderr.Bytes())
+	}
+	if err != nil || testing.Verbose() {
+		if m != nil {
+			for _, rec := range receivedWith(m, "x-e2e-codex", caseName) {
+				t.Logf("the %s mock received %s %s?%s, ending with:\n%s", a.provider, rec.Method, rec.Path, rec.RawQuery, lastItems(rec.Body, 3))
+			}
+		}
+	}
+	if err != nil {
+		t.Fatalf("codex exec failed: %v (errors: %s)", err, strings.Join(errs, "; "))
+	}
+	if len(errs) > 0 {
+		t.Errorf("codex reported errors: %s", strings.Join(errs, "; "))
+	}
+	sc.check(t, dir, caseName, final)
+	if m != nil {
+		checkCodexUpstream(t, receivedWith(m, "x-e2e-codex", caseName), a, sc)
+	}
+}
+
+// codexExtraConfig is the config.toml lines a target needs beyond Codex's defaults. web_search is a hosted
+// tool that no chat provider can run: until the gateway drops hosted tools toward bridged models (issue 22),
+// those runs turn it off.
+func codexExtraConfig(a agentTarget) string {
+	if a.bridged {
+		return `web_search = "disabled"` + "\n"
+	}
+	return ""
+}
+
+// codexEvents reads `codex exec --json` lines: the last agent message's text, and the text of every error
+// item or turn failure, except the warning Codex gives for a model its catalogue lacks.
+func codexEvents(out []byte) (final string, errs []string) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !gjson.ValidBytes(line) {
+			continue
+		}
+		ev := gjson.ParseBytes(line)
+		switch ev.Get("type").String() {
+		case "item.completed":
+			switch ev.Get("item.type").String() {
+			case "agent_message":
+				final = ev.Get("item.text").String()
+			case "error":
+				if msg := ev.Get("item.message").String(); !strings.Contains(msg, "Model metadata for") {
+					errs = append(errs, msg)
+				}
+			}
+		case "turn.failed", "error":
+			errs = append(errs, ev.Raw)
+		}
+	}
+	return final, errs
+}
+
+// checkCodexUpstream checks what the provider's mock received for one case: the first turn, then a second
+// that carries the tool's call and its output, as a Responses item (native) or as a chat tool message
+// (bridged).
+func checkCodexUpstream(t *testing.T, received []mock.Recorded, a agentTarget, sc codexScenario) {
+	t.Helper()
+	if len(received) < 2 {
+		t.Fatalf("the %s mock received %d requests of this case, want at least 2 (the tool turn and the turn using its result)", a.provider, len(received))
+	}
+	second := received[len(received)-1].Body
+	what := fmt.Sprintf("the last request at the %s mock", a.provider)
+	if !a.bridged {
+		outputType := "function_call_output"
+		if sc.custom {
+			outputType = "custom_tool_call_output"
+		}
+		items := gjson.GetBytes(second, "input").Array()
+		found := false
+		for _, it := range items {
+			if it.Get("type").String() == outputType && strings.Contains(it.Get("output").String(), sc.output) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s has no %s carrying %q: %.2000s", what, outputType, sc.output, second)
+		}
+		return
+	}
+	msgs := gjson.GetBytes(second, "messages").Array()
+	if n := len(msgs); n == 0 || msgs[n-1].Get("role").String() != "tool" || !strings.Contains(msgs[n-1].Get("content").String(), sc.output) {
+		t.Errorf("%s does not end with the tool message carrying %q: %.2000s", what, sc.output, second)
+	}
+}
+
+// lastItems is the last n input items (Responses) or messages (chat) of a request body, one a line.
+func lastItems(body []byte, n int) string {
+	items := gjson.GetBytes(body, "input").Array()
+	if len(items) == 0 {
+		items = gjson.GetBytes(body, "messages").Array()
+	}
+	var b strings.Builder
+	for _, it := range items[max(0, len(items)-n):] {
+		b.WriteString(it.Raw + "\n")
+	}
+	return b.String()
+}
