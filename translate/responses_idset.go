@@ -77,6 +77,10 @@ func (s *callIDSet) place(id []byte, add bool) (pos int, added bool) {
 	}
 	opcount.Add(opcount.StepsTaken, len(id)) // the search for an escape
 	if bytes.IndexByte(id, '\\') >= 0 {
+		if !add {
+			// A lookup keeps nothing: its decoded copy is given back (lookups are one per call of an answer).
+			defer func(kept int) { s.decoded = s.decoded[:kept] }(len(s.decoded))
+		}
 		id = s.decode(id)
 	}
 	opcount.Add(opcount.BytesHashed, len(id))
