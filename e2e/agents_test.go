@@ -36,10 +36,10 @@ type agentTarget struct {
 
 var agentTargets = []agentTarget{
 	{"openai", "openai", "gpt-5.5", `{"name":"gpt-5.5"}`, false},
-	{"openai-chat_only", "openai", "gpt-5.5-chat", `{"name":"gpt-5.5-chat","model":"gpt-4o","chat_only":true}`, true},
+	{"openai-chat_only", "openai", "gpt-5.5-chat", `{"name":"gpt-5.5-chat","model":"gpt-4o","chat_only":true,"hosted_tools":"drop"}`, true},
 	{"azure-openai", "azure", "gpt-5.5-azure", `{"name":"gpt-5.5-azure","deployment":"gpt-4o-mini-prod"}`, false},
-	{"azure-ai", "llama", "gpt-5.5-llama", `{"name":"gpt-5.5-llama","model":"Meta-Llama-3-70B-Instruct"}`, true},
-	{"eternalai", "eternal", "gpt-5.5-eternal", `{"name":"gpt-5.5-eternal","model":"PrimeIntellect/INTELLECT-1-Instruct"}`, true},
+	{"azure-ai", "llama", "gpt-5.5-llama", `{"name":"gpt-5.5-llama","model":"Meta-Llama-3-70B-Instruct","hosted_tools":"drop"}`, true},
+	{"eternalai", "eternal", "gpt-5.5-eternal", `{"name":"gpt-5.5-eternal","model":"PrimeIntellect/INTELLECT-1-Instruct","hosted_tools":"drop"}`, true},
 }
 
 // startAgentDemo starts the demo with the agent targets' model entries. Against a remote gateway

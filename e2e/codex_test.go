@@ -168,15 +168,10 @@ sandbox_mode = "danger-full-access"
 	}
 }
 
-// codexExtraConfig is the config.toml lines a target needs beyond Codex's defaults. web_search is a hosted
-// tool that no chat provider can run: until the gateway drops hosted tools toward bridged models (issue 22),
-// those runs turn it off.
-func codexExtraConfig(a agentTarget) string {
-	if a.bridged {
-		return `web_search = "disabled"` + "\n"
-	}
-	return ""
-}
+// codexExtraConfig is the config.toml lines a target needs beyond Codex's defaults: none. web_search, on by
+// default, is a hosted tool no chat provider can run: the bridged models' entries set hosted_tools "drop", so
+// the gateway leaves it out and Codex needs no change (README "Codex and agent SDKs").
+func codexExtraConfig(agentTarget) string { return "" }
 
 // codexEvents reads `codex exec --json` lines: the last agent message's text, and the text of every error
 // item or turn failure, except the warning Codex gives for a model its catalogue lacks.
