@@ -45,19 +45,20 @@ const (
 )
 
 // Config is the demo's filter configuration. Hosts are placeholders: the gateway sends each provider's
-// traffic to its mock.
+// traffic to its mock. The bridged models drop hosted tools, so the Codex CLI (web_search on by default)
+// works against every demo model.
 const Config = `{
   "providers": [
     {"name": "openai", "dialect": "openai", "host": "api.openai.mock", "api_key": "` + OpenAIKey + `",
      "models": [{"name": "gpt-4o"}, {"name": "text-embedding-3-large"},
-                {"name": "gpt-4o-chat", "model": "gpt-4o", "chat_only": true}]},
+                {"name": "gpt-4o-chat", "model": "gpt-4o", "chat_only": true, "hosted_tools": "drop"}]},
     {"name": "azure", "dialect": "azure-openai", "host": "demo.openai.azure.mock", "api_key": "` + AzureOpenAIKey + `",
      "models": [{"name": "gpt-4o-mini", "deployment": "gpt-4o-mini-prod"},
                 {"name": "text-embedding-3-small", "deployment": "embed-prod"}]},
-    {"name": "llama", "dialect": "azure-ai", "host": "llama.eastus2.models.ai.azure.mock", "api_key": "` + AzureAIKey + `",
+    {"name": "llama", "dialect": "azure-ai", "host": "llama.eastus2.models.ai.azure.mock", "api_key": "` + AzureAIKey + `", "hosted_tools": "drop",
      "models": [{"name": "llama-3-70b", "model": "Meta-Llama-3-70B-Instruct"},
                 {"name": "embed-v3", "model": "Cohere-embed-v3-english"}]},
-    {"name": "eternal", "dialect": "eternalai", "host": "api.eternalai.mock", "api_key": "` + EternalAIKey + `",
+    {"name": "eternal", "dialect": "eternalai", "host": "api.eternalai.mock", "api_key": "` + EternalAIKey + `", "hosted_tools": "drop",
      "models": [{"name": "intellect-1", "model": "PrimeIntellect/INTELLECT-1-Instruct"}]}
   ],
   "default_provider": "openai"
