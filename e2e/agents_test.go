@@ -54,7 +54,7 @@ func startAgentDemo(t *testing.T) *demo.Env {
 		t.Fatalf("reading the filter (make build): %v", err)
 	}
 	extra := map[string][]string{}
-	for _, a := range agentTargets {
+	for _, a := range append(agentTargets[:len(agentTargets):len(agentTargets)], codeModeTargets...) {
 		extra[a.provider] = append(extra[a.provider], a.entry)
 	}
 	env, err := demo.Start(demo.Options{Wasm: wasm, Listen: "127.0.0.1:0", ExtraModels: extra, Logger: quietLogger(t)})

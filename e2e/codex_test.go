@@ -124,6 +124,47 @@ func TestCodexCLI(t *testing.T) {
 	})
 }
 
+// codeModeTargets are the bridged providers with a model name Codex gives its default model's metadata
+// (gpt-6.2-sol in 0.171.0: "code_mode_only"). For it Codex sends no tools member: its tools (namespaces of a
+// custom JavaScript tool, exec, and functions) come in an additional_tools input item, and the model's calls
+// must come back as custom_tool_call items with their namespace.
+var codeModeTargets = []agentTarget{
+	{"azure-ai-code-mode", "llama", "gpt-6.2-sol-llama", `{"name":"gpt-6.2-sol-llama","model":"Meta-Llama-3-70B-Instruct","hosted_tools":"drop"}`, true},
+	{"eternalai-code-mode", "eternal", "gpt-6.2-sol-eternal", `{"name":"gpt-6.2-sol-eternal","model":"PrimeIntellect/INTELLECT-1-Instruct","hosted_tools":"drop"}`, true},
+}
+
+// TestCodexCLICodeMode runs Codex's default model kind toward bridged providers: the model calls exec (a
+// custom tool in the namespace functions) with JavaScript, Codex runs it, and the next turn uses its text.
+func TestCodexCLICodeMode(t *testing.T) {
+	codex, err := filepath.Abs(filepath.Join(agentsDir, "node_modules", ".bin", "codex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	needAgentPackages(t, "@openai/codex")
+	env := startAgentDemo(t)
+	sc := codexScenario{
+		name:   "exec",
+		prompt: func(string) string { return "mock-call exec\ntext(\"hi-from-\" + \"code-mode\")\n" },
+		check: func(t *testing.T, dir, c, final string) {
+			if !strings.HasPrefix(final, "echo: ") || !strings.Contains(final, "hi-from-code-mode") {
+				t.Errorf("final message %q does not echo exec's text", final)
+			}
+		},
+		output: "hi-from-code-mode",
+		custom: true,
+	}
+	for _, a := range codeModeTargets {
+		for _, form := range codexForms {
+			caseName := a.name + "-" + form.name
+			t.Run(a.name+"/"+form.name, func(t *testing.T) {
+				t.Parallel()
+				runCodex(t, codex, env.GatewayURL, a, form.provider, form.envKey, form.table(env.GatewayURL, caseName), sc, caseName,
+					env.Mocks[a.provider])
+			})
+		}
+	}
+}
+
 // runCodex runs one case and checks it.
 func runCodex(t *testing.T, codex, gateway string, a agentTarget, provider, envKey, table string, sc codexScenario,
 	caseName string, m *mock.Provider) {

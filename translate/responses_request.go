@@ -1053,6 +1053,8 @@ func (b *requestBridge) writeItem(at paramPath, f *objectFields) *Error {
 	case jsonStringIs(typ, "tool_search_output") && !isServerToolSearch(f):
 		b.closeTurn()
 		return b.writeToolSearchOutput(at, f)
+	case jsonStringIs(typ, "additional_tools"):
+		return b.takeAdditionalTools(at, f)
 	case jsonStringIs(typ, "tool_search_call"), jsonStringIs(typ, "tool_search_output"):
 		// A search the server ran: its tools were loaded there, and a chat provider cannot load them.
 		if !b.dropHosted {

@@ -16,6 +16,8 @@ package translate
 //     grammar nested one level deeper; toward other providers a custom tool becomes a function taking one
 //     string, input, whose grammar is described to the model in words but not enforced (the format is named
 //     in x-aidialect-dropped-params). Either way the calls come back as custom_tool_call items.
+//   - additional_tools items of the input declare tools too (the Codex CLI's code-mode models): their tools
+//     become chat tools as the request's own do.
 //   - tool_search with execution "client" is a tool the client runs (Codex searches its deferred MCP tools):
 //     it becomes a chat function named tool_search taking the tool's parameters, and its calls come back as
 //     tool_search_call items whose arguments are an object. The tools a tool_search_output item of the
@@ -610,6 +612,20 @@ func (b *requestBridge) writeToolSearchOutput(at paramPath, f *objectFields) *Er
 	b.writeFramed(`,"tool_call_id":`, callID, `,"content":"Loaded tools: `)
 	b.writeEscaped(tools)
 	b.write(`"}`)
+	return nil
+}
+
+// takeAdditionalTools declares the tools of the additional_tools item at among the chat tools; the item
+// itself has no chat form. The Codex CLI sends its tools this way, in the first input item and not in tools,
+// for the models of its catalogue marked "code_mode_only" (gpt-6.2-sol, its default in 0.171.0): namespaces of
+// function and custom tools, whose calls it takes back as the Responses API writes them.
+func (b *requestBridge) takeAdditionalTools(at paramPath, f *objectFields) *Error {
+	tools := f.value[keyTools]
+	if tools == nil || tools[0] != '[' {
+		return at.mustBe("tools", "an array of tools")
+	}
+	b.loaded = append(b.loaded, tools)
+	b.loadedAt = append(b.loadedAt, at)
 	return nil
 }
 

@@ -92,6 +92,12 @@ func TestBridgeAgentTools(t *testing.T) {
 				`"content":"Loaded tools: [{\"type\":\"namespace\",\"name\":\"mcp__cal\",\"description\":\"Cal.\",\"tools\":[{\"type\":\"function\",\"name\":\"create_event\",\"defer_loading\":true,\"parameters\":{\"type\":\"object\"}}]}]"},` +
 				`{"role":"tool","tool_call_id":"call_ts2","content":"Loaded tools: [{\"type\":\"namespace\",\"name\":\"mcp__cal\",\"tools\":[{\"type\":\"function\",\"name\":\"create_event\"}]}]"}],` +
 				`"tools":[` + toolSearchChat + `,{"type":"function","function":{"name":"mcp__cal__create_event","parameters":{"type":"object"}}}]}`},
+		{name: "tools declared by an additional_tools item", opts: azureAILike,
+			in: `{"model":"m","input":[{"type":"additional_tools","id":"at_1","role":"developer","tools":[` + namespaceTool +
+				`,{"type":"namespace","name":"functions","description":"","tools":[{"type":"custom","name":"exec","description":"Run code."}]}]},` + user + `]}`,
+			want: `{"model":"m","messages":[` + user + `],"tools":[` + namespaceChatTool + `,{"type":"function","function":{"name":` +
+				`"functions__exec","description":"Run code.","parameters":{"type":"object","properties":{"input":{"type":"string",` +
+				`"description":"The tool's freeform input, as text."}},"required":["input"],"additionalProperties":false}}}]}`},
 		{name: "hosted calls in the history dropped", opts: dropping, in: toolsRequest(webSearchTool,
 			`{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}}`,
 			`{"type":"web_search_call","id":"ws_2","status":"completed"}`, `{"role":"assistant","content":"found"}`),
