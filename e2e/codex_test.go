@@ -124,16 +124,18 @@ func TestCodexCLI(t *testing.T) {
 	})
 }
 
-// codeModeTargets are the bridged providers with a model name Codex gives its default model's metadata
-// (gpt-6.2-sol in 0.171.0: "code_mode_only"). For it Codex sends no tools member: its tools (namespaces of a
+// codeModeTargets are the providers with a model name Codex gives its default model's metadata (gpt-6.2-sol
+// in 0.171.0: "code_mode_only"). For it Codex sends no tools member: its tools (namespaces of a
 // custom JavaScript tool, exec, and functions) come in an additional_tools input item, and the model's calls
 // must come back as custom_tool_call items with their namespace.
 var codeModeTargets = []agentTarget{
+	{"openai-code-mode", "openai", "gpt-6.2-sol", `{"name":"gpt-6.2-sol"}`, false},
+	{"azure-openai-code-mode", "azure", "gpt-6.2-sol-azure", `{"name":"gpt-6.2-sol-azure","deployment":"gpt-4o-mini-prod"}`, false},
 	{"azure-ai-code-mode", "llama", "gpt-6.2-sol-llama", `{"name":"gpt-6.2-sol-llama","model":"Meta-Llama-3-70B-Instruct","hosted_tools":"drop"}`, true},
 	{"eternalai-code-mode", "eternal", "gpt-6.2-sol-eternal", `{"name":"gpt-6.2-sol-eternal","model":"PrimeIntellect/INTELLECT-1-Instruct","hosted_tools":"drop"}`, true},
 }
 
-// TestCodexCLICodeMode runs Codex's default model kind toward bridged providers: the model calls exec (a
+// TestCodexCLICodeMode runs Codex's default model kind toward every provider dialect: the model calls exec (a
 // custom tool in the namespace functions) with JavaScript, Codex runs it, and the next turn uses its text.
 func TestCodexCLICodeMode(t *testing.T) {
 	codex, err := filepath.Abs(filepath.Join(agentsDir, "node_modules", ".bin", "codex"))

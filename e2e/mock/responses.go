@@ -56,7 +56,7 @@ var (
 		"file_search_call", "image_generation_call", "code_interpreter_call", "local_shell_call",
 		"local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output",
 		"mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call", "compaction",
-		"tool_search_call", "tool_search_output"}
+		"tool_search_call", "tool_search_output", "additional_tools"}
 	responsesRoles       = []string{"user", "assistant", "system", "developer"}
 	inputPartTypes       = []string{"input_text", "input_image", "input_file"}
 	assistantPartTypes   = []string{"output_text", "refusal"}
@@ -416,8 +416,13 @@ func (c *call) checkTools(req *respRequest) bool {
 	if o.kind("tools") != "array" {
 		return c.respType("tools", "an array", o.m["tools"])
 	}
-	for i, raw := range o.array("tools") {
-		p := fmt.Sprintf("tools[%d]", i)
+	return c.checkToolList(req, "tools", o.array("tools"))
+}
+
+// checkToolList checks the tools of an array at place (the request's tools, or an additional_tools item's).
+func (c *call) checkToolList(req *respRequest, place string, tools []json.RawMessage) bool {
+	for i, raw := range tools {
+		p := fmt.Sprintf("%s[%d]", place, i)
 		t, err := parseObject(raw)
 		if err != nil {
 			return c.respType(p, "an object", raw)
@@ -639,6 +644,20 @@ func (c *call) checkInput(req *respRequest) bool {
 			item, ok := c.checkItem(fmt.Sprintf("input[%d]", i), raw)
 			if !ok {
 				return false
+			}
+			if it, _ := parseObject(raw); it != nil && it.str("type") == "additional_tools" {
+				// The Codex CLI's code-mode models (gpt-6.2-sol, its default in 0.171.0, whose catalogue entry
+				// says supported_in_api) declare their tools in this item instead of tools, to api.openai.com
+				// too; openai-node at 7b7d6ca has no such item. Mock: accepted, its tools offered like
+				// tools' (not verified against the service).
+				p := fmt.Sprintf("input[%d].tools", i)
+				if it.kind("tools") != "array" {
+					return c.respType(p, "an array", it.m["tools"])
+				}
+				if !c.checkToolList(req, p, it.array("tools")) {
+					return false
+				}
+				continue
 			}
 			req.input = append(req.input, item)
 		}
