@@ -327,6 +327,8 @@ var storedItemContent = [...]struct {
 	// The Codex CLI's client-run tool search (docs/agent-clients.md): the call's arguments, the tools it loaded.
 	{"tool_search_call", []itemMember{itemArguments}},
 	{"tool_search_output", []itemMember{itemTools}},
+	// The tools the Codex CLI's code-mode models declare in the input (its at_<uuid> id names nothing stored).
+	{"additional_tools", []itemMember{itemTools}},
 }
 
 // checkBoundItem is checkBoundInput for the item at index n.

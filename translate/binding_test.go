@@ -166,7 +166,8 @@ func TestRenderBindsStoredState(t *testing.T) {
 			`{"type":"custom_tool_call","id":"ctc_1","status":"completed","call_id":"p","name":"apply_patch","input":"*** Begin Patch"},` +
 			`{"type":"custom_tool_call_output","id":"ctco_1","call_id":"p","output":"ok"},` +
 			`{"type":"tool_search_call","id":"tsc_1","call_id":"s","status":"completed","execution":"client","arguments":{"query":"q"}},` +
-			`{"type":"tool_search_output","id":"tso_1","call_id":"s","status":"completed","execution":"client","tools":[]}]}`,
+			`{"type":"tool_search_output","id":"tso_1","call_id":"s","status":"completed","execution":"client","tools":[]},` +
+			`{"type":"additional_tools","id":"at_1","role":"developer","tools":[]}]}`,
 			sameWithoutBinding: true},
 		{name: "a tool search output without its tools", body: `{"model":"gpt-4.1","input":[{"type":"tool_search_output","id":"tso_1","call_id":"s"}]}`,
 			wantCode: ErrUnsupportedParameter, wantParam: "input[0].tools"},
