@@ -456,7 +456,11 @@ func (b *requestBridge) writeCustomTool(at paramPath, f *objectFields, namespace
 		// The provider cannot hold the model to the grammar; the model can still follow it when it reads it.
 		b.writeFramed(`. It must match this `, grammar.value[keySyntax][1:len(grammar.value[keySyntax])-1], "")
 		b.writeFramed(` grammar:\n`, grammar.value[keyDefinition][1:len(grammar.value[keyDefinition])-1], "")
-		b.leaveOut("tools." + decodeJSONString(name) + ".format")
+		place := "tools."
+		if namespace != nil {
+			place += decodeJSONString(namespace) + "."
+		}
+		b.leaveOut(place + decodeJSONString(name) + ".format")
 	}
 	b.write(`."}},"required":["input"],"additionalProperties":false}}}`)
 	return nil
