@@ -654,25 +654,78 @@ var objectKeyNames = [objectKeyCount]string{keyType: "type", keyRole: "role", ke
 	keyVerbosity: "verbosity", keySchema: "schema", keyEffort: "effort", keyNamespace: "namespace", keyInput: "input",
 	keySyntax: "syntax", keyDefinition: "definition", keyExecution: "execution"}
 
-// objectKeyByName finds a member's objectKey. A map, where a perfect hash placed the names in a table of 64
-// before: new names kept colliding in it, and a member name is looked up once per member read.
-var objectKeyByName = func() map[string]objectKey {
-	m := make(map[string]objectKey, objectKeyCount)
-	for k, name := range objectKeyNames {
-		m[name] = objectKey(k)
-	}
-	return m
-}()
-
 // objectKeyOf is the objectKey of a member's key (the literal, with its quotes), and whether the bridge reads
-// it. A key written with escapes is decoded (it allocates; no client does it).
+// it. A key written with escapes is decoded (it allocates; no client does it). A switch, which the compiler
+// makes a search by length and then by value: a perfect hash placed the names in a table of 64 before, and
+// new names kept colliding in it. TestObjectKeys keeps the switch and objectKeyNames in step.
 func objectKeyOf(literal []byte, escaped bool) (objectKey, bool) {
 	name := literal[1 : len(literal)-1]
 	if escaped {
 		name = []byte(decodeJSONString(literal))
 	}
-	k, ok := objectKeyByName[string(name)]
-	return k, ok
+	switch string(name) {
+	case "type":
+		return keyType, true
+	case "role":
+		return keyRole, true
+	case "content":
+		return keyContent, true
+	case "id":
+		return keyID, true
+	case "call_id":
+		return keyCallID, true
+	case "name":
+		return keyName, true
+	case "arguments":
+		return keyArguments, true
+	case "output":
+		return keyOutput, true
+	case "text":
+		return keyText, true
+	case "refusal":
+		return keyRefusal, true
+	case "image_url":
+		return keyImageURL, true
+	case "detail":
+		return keyDetail, true
+	case "file_id":
+		return keyFileID, true
+	case "file_data":
+		return keyFileData, true
+	case "file_url":
+		return keyFileURL, true
+	case "filename":
+		return keyFilename, true
+	case "description":
+		return keyDescription, true
+	case "parameters":
+		return keyParameters, true
+	case "strict":
+		return keyStrict, true
+	case "mode":
+		return keyMode, true
+	case "tools":
+		return keyTools, true
+	case "format":
+		return keyFormat, true
+	case "verbosity":
+		return keyVerbosity, true
+	case "schema":
+		return keySchema, true
+	case "effort":
+		return keyEffort, true
+	case "namespace":
+		return keyNamespace, true
+	case "input":
+		return keyInput, true
+	case "syntax":
+		return keySyntax, true
+	case "definition":
+		return keyDefinition, true
+	case "execution":
+		return keyExecution, true
+	}
+	return 0, false
 }
 
 // objectFields are the members of a Responses object (an item, a content part, a tool, tool_choice, text,

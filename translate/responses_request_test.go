@@ -877,6 +877,20 @@ func FuzzBridgeRequest(f *testing.F) {
 
 // TestNameSlotsArePerfect: no two names the bridge looks up share a nameSlot place in their table, so each
 // is found (and an unknown name is not taken for one).
+// TestObjectKeys: objectKeyOf finds every name of objectKeyNames as its key, and nothing else.
+func TestObjectKeys(t *testing.T) {
+	for k, name := range objectKeyNames {
+		if got, ok := objectKeyOf([]byte(`"`+name+`"`), false); !ok || got != objectKey(k) {
+			t.Errorf("%s: key %d, %v; want %d", name, got, ok, k)
+		}
+	}
+	for _, unknown := range []string{"", "x", "types", "Type", "input_", "namespac"} {
+		if k, ok := objectKeyOf([]byte(`"`+unknown+`"`), false); ok {
+			t.Errorf("%q found as key %d", unknown, k)
+		}
+	}
+}
+
 func TestNameSlotsArePerfect(t *testing.T) {
 	var fields []string
 	for _, f := range responsesFields {
