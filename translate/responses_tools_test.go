@@ -116,7 +116,11 @@ func TestBridgeAgentTools(t *testing.T) {
 			wantParam: "tools[1].tools[0].name", wantCode: ErrInvalidParameter},
 		{name: "a function named tool_search beside the tool", opts: azureAILike,
 			in:        toolsRequest(`{"type":"function","name":"tool_search"},` + toolSearchTool),
-			wantParam: "tools[1].name", wantCode: ErrInvalidParameter},
+			wantParam: "tools[1]", wantCode: ErrInvalidParameter},
+		{name: "a tool search loaded again by a tool_search_output", opts: azureAILike, in: toolsRequest(toolSearchTool,
+			`{"type":"tool_search_output","call_id":"call_ts","execution":"client","tools":[`+toolSearchTool+`]}`),
+			want: `{"model":"m","messages":[` + user + `,{"role":"tool","tool_call_id":"call_ts","content":"Loaded tools: [` +
+				strings.ReplaceAll(toolSearchTool, `"`, `\"`) + `]"}],"tools":[` + toolSearchChat + `]}`},
 		{name: "namespace name chat cannot take", opts: azureAILike,
 			in:        toolsRequest(`{"type":"namespace","name":"a.b","tools":[]}`),
 			wantParam: "tools[0].name", wantCode: ErrInvalidParameter},
