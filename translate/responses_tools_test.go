@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -467,5 +468,33 @@ func TestBridgeAgentToolCallsUpstreamGames(t *testing.T) {
 				check(t, output, c.want)
 			}
 		})
+	}
+}
+
+// TestBridgeToolsAmplification: a request of many small tools makes a chat request within 4 times its size
+// plus maxToolChatBytes a tool (FuzzBridgeRequest's bound), and at most maxBridgedItems tools are taken.
+func TestBridgeToolsAmplification(t *testing.T) {
+	member := func(i int) string { return `{"type":"custom","name":"c` + strconv.Itoa(i) + `"}` }
+	for _, n := range []int{1, 100, maxBridgedItems, maxBridgedItems + 1} {
+		var members []string
+		for i := range n {
+			members = append(members, member(i))
+		}
+		src := `{"model":"m","input":"hi","tools":[{"type":"namespace","name":"` + strings.Repeat("n", 64) + `","tools":[` +
+			strings.Join(members, ",") + `]}]}`
+		var echo responsesEcho
+		out, e := bridgeRequest(nil, []byte(src), &azureAILike, &echo)
+		if n > maxBridgedItems {
+			if e == nil || e.Param != "tools[0].tools["+strconv.Itoa(maxBridgedItems)+"]" {
+				t.Fatalf("%d tools: refused with %v", n, e)
+			}
+			continue
+		}
+		if e != nil {
+			t.Fatal(e.Message)
+		}
+		if bound := 4*len(src) + 1024 + maxToolChatBytes*n; len(out) > bound {
+			t.Errorf("%d tools: %d bytes from %d, past %d", n, len(out), len(src), bound)
+		}
 	}
 }
