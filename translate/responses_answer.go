@@ -82,6 +82,9 @@ type bridgedItem struct {
 	kind bridgedItemKind
 	// ordinal counts the items of its kind before it; it makes the item's id unique within the Response.
 	ordinal int
+	// callNumber counts a call item's calls of every kind before it; it makes a generated call_id unique
+	// within the Response (the ordinal would not: a function_call and a custom_tool_call both have 0).
+	callNumber int
 	// text is the message's output_text or the reasoning item's summary text.
 	text []byte
 	// refusal is the message's refusal text.
@@ -131,9 +134,9 @@ func appendItemID(dst []byte, it *bridgedItem, h uint64) []byte {
 // writeItemID writes the item's id without quotes (appendItemID).
 func (w *bridgeWriter) writeItemID(it *bridgedItem, h uint64) { w.out = appendItemID(w.out, it, h) }
 
-// writeCallID writes the function call's call_id without quotes: the chat tool-call id, or
-// call_<h>_<ordinal> when the upstream gave none or repeated one (clients answer a call by its call_id, so it
-// must exist and be unique).
+// writeCallID writes the call's call_id without quotes: the chat tool-call id, or call_<h>_<callNumber> when
+// the upstream gave none or repeated one (clients answer a call by its call_id, so it must exist and be
+// unique).
 func (w *bridgeWriter) writeCallID(it *bridgedItem, h uint64) {
 	if len(it.callID) > 0 {
 		w.writeRaw(it.callID)
@@ -142,7 +145,7 @@ func (w *bridgeWriter) writeCallID(it *bridgedItem, h uint64) {
 	w.write("call_")
 	w.writeHash(h)
 	w.writeByte('_')
-	w.writeInt(int64(it.ordinal))
+	w.writeInt(int64(it.callNumber))
 }
 
 // The content parts of output items, up to their text (JSON string contents), which `"}` closes.
@@ -233,6 +236,11 @@ func (w *bridgeWriter) writeOutputItem(it *bridgedItem, h uint64, status string,
 // custom tool call (OpenAI's chat custom tools). own: the item's name is its own buffer, and the tool's name
 // is copied into it (a stream's items keep their buffers from one stream to the next); otherwise the name
 // becomes a view of the table's.
+//
+// The form of the chat call decides how its payload is read, whatever the tool is: a native custom call's
+// input is the item's input (streamed as input deltas), and a function call of a custom tool carries the
+// input in its arguments even toward an API that declared the tool natively. An upstream that called a
+// function tool natively would otherwise get function_call_arguments deltas on a custom_tool_call item.
 func (it *bridgedItem) resolveCall(tool *bridgedTool, tools *bridgedTools, native, own bool) {
 	it.kind, it.shape = functionCallItem, functionCallShape
 	if native {
@@ -241,12 +249,12 @@ func (it *bridgedItem) resolveCall(tool *bridgedTool, tools *bridgedTools, nativ
 	if tool == nil {
 		return
 	}
-	it.shape = tool.shape
-	switch tool.shape {
-	case customCallShape, customAsFunctionShape:
-		it.kind = customToolCallItem
-	case toolSearchShape:
-		it.kind = toolSearchCallItem
+	switch {
+	case native:
+	case tool.shape == customCallShape, tool.shape == customAsFunctionShape:
+		it.kind, it.shape = customToolCallItem, customAsFunctionShape
+	case tool.shape == toolSearchShape:
+		it.kind, it.shape = toolSearchCallItem, toolSearchShape
 	}
 	switch {
 	case tool.name.end == tool.name.start:
@@ -278,6 +286,16 @@ func (it *bridgedItem) convertArguments(scratch []byte, own bool) []byte {
 	if isObject {
 		args = bytes.TrimSpace(args)
 		isObject = args[0] == '{'
+	}
+	if isObject && it.shape == toolSearchShape {
+		// The object goes into the item as it is, and in a stream into one data: line, which a line break
+		// would end (the client would read a cut event): in valid JSON a CR or LF is whitespace between
+		// tokens, and a space means the same.
+		for i, c := range args {
+			if c == '\r' || c == '\n' {
+				args[i] = ' '
+			}
+		}
 	}
 	// A custom call's input stays the arguments when the model wrote no object with one.
 	var result []byte
@@ -812,7 +830,7 @@ func (w *bridgeWriter) writeFunctionCalls(toolCalls []byte, h uint64, comma bool
 		it.name, _ = jsonStringContents(fn[0])
 		it.arguments, _ = jsonStringContents(fn[1])
 		it.resolveCall(tools.lookup(it.name), tools, native, false)
-		it.ordinal = ordinals[it.kind]
+		it.ordinal, it.callNumber = ordinals[it.kind], calls-1
 		ordinals[it.kind]++
 		scratch = it.convertArguments(scratch, false)
 		if comma {

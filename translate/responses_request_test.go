@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -826,6 +827,9 @@ func TestBridgeRequestBrokenBodies(t *testing.T) {
 	}
 }
 
+// maxToolChatBytes bounds what a declared tool adds to the chat request beyond 4 times its own bytes.
+const maxToolChatBytes = 320
+
 // FuzzBridgeRequest: for any body, the bridge never panics; for a body Parse accepts, it either refuses with
 // a 400 or writes a chat request that is valid JSON, that Parse accepts, and at most 4 times the input's size
 // plus 1 KiB.
@@ -849,6 +853,12 @@ func FuzzBridgeRequest(f *testing.F) {
 		f.Add([]byte(s), uint8(0))
 	}
 	f.Add(responsesConversation(1<<10), uint8(2))
+	var members []string // many small custom tools in a namespace of a long name: the most a tool adds
+	for i := range 300 {
+		members = append(members, `{"type":"custom","name":"c`+strconv.Itoa(i)+`"}`)
+	}
+	f.Add([]byte(`{"model":"m","input":"hi","tools":[{"type":"namespace","name":"`+strings.Repeat("n", 64)+`","tools":[`+
+		strings.Join(members, ",")+`]}]}`), uint8(0))
 	optsOf := []bridgeOptions{azureAILike, eternalLike, openAILike}
 	f.Fuzz(func(t *testing.T, src []byte, selector uint8) {
 		opts := optsOf[int(selector)%len(optsOf)]
@@ -865,7 +875,11 @@ func FuzzBridgeRequest(f *testing.F) {
 		if !jsonscan.Valid(out) {
 			t.Fatalf("invalid chat request %q from %q", out, src)
 		}
-		if len(out) > 4*len(src)+1024 {
+		// Each declared tool may add a fixed amount (a custom tool's function schema, a namespace's name on each
+		// member: ~270 bytes from a 28-byte member), and there are at most maxBridgedItems of them.
+		// Each declared tool may add a fixed amount (a custom tool's function schema, a namespace's name on each
+		// member: ~270 bytes from a 28-byte member), and there are at most maxBridgedItems of them.
+		if len(out) > 4*len(src)+1024+maxToolChatBytes*len(echo.toolCalls.tools) {
 			t.Fatalf("chat request of %d bytes from %d", len(out), len(src))
 		}
 		var chat RequestBody

@@ -574,14 +574,21 @@ func (r *responsesEvents) toolCallDelta(call []byte) {
 			return
 		}
 	} else if it := &r.items[i]; len(it.name) == 0 && len(name) > 0 {
-		// The name came late: output_item.done and the terminal event carry it. The item was announced as
-		// a function_call: a namespace member's name and namespace apply, but it cannot become another type.
+		// The name came late: output_item.done and the terminal event carry it. The item was announced with
+		// its type, and its id says it: a namespace member's name and namespace apply only when the tool's
+		// calls are items of that type and shape (a custom call announced natively must not turn into a
+		// function_call named by a later fragment).
 		if !r.hold(len(name)) {
 			return
 		}
 		it.name = append(it.name, name...)
-		if tool := r.tools().lookup(name); tool != nil && tool.shape == functionCallShape {
-			it.resolveCall(tool, r.tools(), false, true)
+		if tool := r.tools().lookup(name); tool != nil {
+			native := it.shape == customCallShape
+			var probe bridgedItem
+			probe.resolveCall(tool, r.tools(), native, false)
+			if probe.kind == it.kind && probe.shape == it.shape {
+				it.resolveCall(tool, r.tools(), native, true)
+			}
 		}
 	}
 	if len(arguments) == 0 || !r.hold(len(arguments)) {
@@ -619,6 +626,7 @@ func (r *responsesEvents) openCall(id, name []byte, native, hasIndex bool, index
 		return -1
 	}
 	it := &r.items[i]
+	it.callNumber = r.kindCount[functionCallItem] + r.kindCount[customToolCallItem] + r.kindCount[toolSearchCallItem] - 1
 	if len(id) > 0 {
 		// A repeated or missing id gets a generated one: clients tell calls apart by call_id. The set
 		// keeps a view of the item's copy, which stays unchanged until the next stream.

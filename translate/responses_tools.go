@@ -250,7 +250,7 @@ func (b *requestBridge) writeToolList(raw []byte, place paramPath, loaded bool) 
 		case jsonStringIs(typ, "namespace"):
 			e = b.writeNamespace(at, f, loaded)
 		case jsonStringIs(typ, "tool_search") && !isServerToolSearch(f):
-			e = b.writeToolSearchTool(at, f)
+			e = b.writeToolSearchTool(at, f, loaded)
 		case b.dropHosted && jsonStringIs(typ, "tool_search"):
 			b.leaveOutOnce(len(hostedToolTypes), "tools.tool_search")
 		case b.dropHosted && isOneOf(typ, hostedToolTypes):
@@ -473,12 +473,21 @@ const toolSearchChatName = "tool_search"
 const defaultToolSearchParameters = `{"type":"object","properties":{"query":{"type":"string","description":` +
 	`"What to search the available tools for."}},"required":["query"]}`
 
-// writeToolSearchTool writes the client-run tool_search tool at as a chat function.
-func (b *requestBridge) writeToolSearchTool(at paramPath, f *objectFields) *Error {
+// writeToolSearchTool writes the client-run tool_search tool at as a chat function. loaded: it is a
+// tool_search_output's, and may repeat the request's own.
+func (b *requestBridge) writeToolSearchTool(at paramPath, f *objectFields, loaded bool) *Error {
 	if e := checkToolMembers(at, f); e != nil {
 		return e
 	}
-	if fresh, e := b.declare(at, []byte(toolSearchChatName), toolSearchShape, nil, nil, false); !fresh {
+	if taken := b.tools.lookup([]byte(toolSearchChatName)); taken != nil {
+		if loaded && taken.shape == toolSearchShape {
+			return nil
+		}
+		// The tool has no name to change (declare's refusal would point at one): the other tool must.
+		return at.refusal(ErrInvalidParameter, "", " is a client tool_search, which becomes a chat function "+
+			"named "+quoteForMessage(toolSearchChatName)+", and another tool has that name already: rename that tool")
+	}
+	if fresh, e := b.declare(at, []byte(toolSearchChatName), toolSearchShape, nil, nil, loaded); !fresh {
 		return e
 	}
 	b.openTool()

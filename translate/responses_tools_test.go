@@ -1,9 +1,13 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // The tools agent clients declare (responses_tools.go), as the Codex CLI 0.171.0 and the OpenAI Agents SDK
@@ -119,7 +123,11 @@ func TestBridgeAgentTools(t *testing.T) {
 			wantParam: "tools[1].tools[0].name", wantCode: ErrInvalidParameter},
 		{name: "a function named tool_search beside the tool", opts: azureAILike,
 			in:        toolsRequest(`{"type":"function","name":"tool_search"},` + toolSearchTool),
-			wantParam: "tools[1].name", wantCode: ErrInvalidParameter},
+			wantParam: "tools[1]", wantCode: ErrInvalidParameter},
+		{name: "a tool search loaded again by a tool_search_output", opts: azureAILike, in: toolsRequest(toolSearchTool,
+			`{"type":"tool_search_output","call_id":"call_ts","execution":"client","tools":[`+toolSearchTool+`]}`),
+			want: `{"model":"m","messages":[` + user + `,{"role":"tool","tool_call_id":"call_ts","content":"Loaded tools: [` +
+				strings.ReplaceAll(toolSearchTool, `"`, `\"`) + `]"}],"tools":[` + toolSearchChat + `]}`},
 		{name: "namespace name chat cannot take", opts: azureAILike,
 			in:        toolsRequest(`{"type":"namespace","name":"a.b","tools":[]}`),
 			wantParam: "tools[0].name", wantCode: ErrInvalidParameter},
@@ -323,6 +331,176 @@ func TestBridgeNativeCustomToolCalls(t *testing.T) {
 		}
 		if !strings.Contains(out, `"input":"*** Begin Patch\n"`) {
 			t.Errorf("cut %d: the whole input is not in the stream:\n%s", cut, out)
+		}
+	}
+}
+
+// fuzzAgentToolsRequest declares every kind of client tool, a namespace member whose chat name is shortened
+// among them, for the fuzzed answers below.
+var fuzzAgentToolsRequest = `{"model":"m","input":"go","tools":[` + namespaceTool + `,` + applyPatchTool + `,` +
+	toolSearchTool + `,{"type":"function","name":"plain"},{"type":"namespace","name":"` + strings.Repeat("n", 40) +
+	`","tools":[{"type":"custom","name":"` + strings.Repeat("c", 30) + `"}]}]}`
+
+// fuzzAgentToolsStreamSeeds are chat streams calling fuzzAgentToolsRequest's tools.
+var fuzzAgentToolsStreamSeeds = []string{
+	bridgeChatEvents(bridgeChatRole,
+		bridgeChatToolDelta(`[{"index":0,"id":"a","type":"function","function":{"name":"crm__lookup_customer","arguments":"{\"customerId\""}}]`),
+		bridgeChatToolDelta(`[{"index":0,"function":{"arguments":":\"42\"}"}},{"index":1,"id":"b","function":{"name":"apply_patch","arguments":"{\"input\":\"p\\n\"}"}}]`),
+		bridgeChatToolDelta(`[{"index":2,"id":"c","function":{"name":"tool_search","arguments":"{\n\"query\": \"cal\"\r\n}"}}]`),
+		bridgeChatToolDelta(`[{"index":3,"id":"d","type":"custom","custom":{"input":"x"}}]`),
+		bridgeChatToolDelta(`[{"index":3,"function":{"name":"plain"}}]`),
+		bridgeChatFinish("tool_calls"), bridgeChatUsage, "[DONE]"),
+	bridgeChatEvents(bridgeChatRole,
+		bridgeChatToolDelta(`[{"index":0,"id":"n","type":"custom","custom":{"name":"apply_patch","input":"*** Begin"}}]`),
+		bridgeChatToolDelta(`[{"index":0,"custom":{"input":" Patch\n"}},{"index":1,"id":"m","type":"custom","custom":{"name":"crm__lookup_customer","input":"q"}}]`),
+		bridgeChatCutError, "[DONE]"),
+}
+
+// FuzzBridgeAgentToolCalls: whatever an upstream streams or answers to a request that declared agent tools,
+// toward a chat API with and without custom tools, the stream replays as the clients read it (one data line
+// per event, each item's events of its type), cut anywhere the same, and the JSON answer is valid.
+func FuzzBridgeAgentToolCalls(f *testing.F) {
+	for _, s := range fuzzAgentToolsStreamSeeds {
+		f.Add([]byte(s), uint8(7))
+		f.Add([]byte(s), uint8(0x80))
+	}
+	f.Add([]byte(bridgeChatAnswer(`"message":{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function",`+
+		`"function":{"name":"tool_search","arguments":"{\n\"query\":\"x\"\n}"}},{"id":"b","type":"custom","custom":`+
+		`{"name":"apply_patch","input":"p"}}]},"finish_reason":"tool_calls"`, "")), uint8(1))
+	f.Fuzz(func(t *testing.T, input []byte, selector uint8) {
+		opts := azureAILike
+		if selector&0x80 != 0 {
+			opts = openAILike
+		}
+		var echo responsesEcho
+		if _, e := bridgeRequest(nil, []byte(fuzzAgentToolsRequest), &opts, &echo); e != nil {
+			t.Fatal(e.Message)
+		}
+		whole := runBridgeStream(t, &echo, string(input), 0)
+		replayResponsesStream(t, whole)
+		if pieces := runBridgeStream(t, &echo, string(input), int(selector&0x7f)+1); !bytes.Equal(pieces, whole) {
+			t.Fatalf("cut %d changed the output", int(selector&0x7f)+1)
+		}
+		if out, err := bridgeAnswer(nil, input, &echo, nil); err == nil {
+			checkBridgedResponse(t, decodeBridgedResponse(t, out), gjson.GetBytes(out, "status").Str)
+		}
+	})
+}
+
+// TestBridgeAgentToolCallsUpstreamGames: what an upstream may send for the calls of agent tools (line breaks
+// in a tool search's arguments, a custom call whose name comes late or names a function, calls without ids of
+// different kinds) still makes a stream the clients read, each item's events of its type, and a Response
+// whose items are what the stream announced.
+func TestBridgeAgentToolCallsUpstreamGames(t *testing.T) {
+	cases := []struct {
+		name  string
+		opts  bridgeOptions
+		calls []string // the tool_calls of each chunk
+		want  []map[string]any
+	}{
+		{name: "line breaks in a tool search's arguments", opts: azureAILike,
+			calls: []string{`[{"index":0,"id":"c1","type":"function","function":{"name":"tool_search","arguments":"{\n\"query\":"}}]`,
+				`[{"index":0,"function":{"arguments":" \"cal\"\r\n}"}}]`},
+			want: []map[string]any{{"type": "tool_search_call", "call_id": "c1", "arguments": map[string]any{"query": "cal"}}}},
+		{name: "a native custom call whose name comes late, naming a function", opts: openAILike,
+			calls: []string{`[{"index":0,"id":"c1","type":"custom","custom":{"input":"x"}}]`,
+				`[{"index":0,"function":{"name":"crm__lookup_customer"}}]`},
+			want: []map[string]any{{"type": "custom_tool_call", "call_id": "c1", "input": "x", "name": "lookup_customer", "namespace": "crm"}}},
+		{name: "a native custom call whose name comes late, naming a namespaced custom tool", opts: openAILike,
+			calls: []string{`[{"index":0,"id":"c1","type":"custom","custom":{"input":"x"}}]`,
+				`[{"index":0,"custom":{"name":"` + string(appendChatToolName(nil, []byte(strings.Repeat("n", 40)), []byte(strings.Repeat("c", 30)))) + `"}}]`},
+			want: []map[string]any{{"type": "custom_tool_call", "call_id": "c1", "input": "x", "name": strings.Repeat("c", 30),
+				"namespace": strings.Repeat("n", 40)}}},
+		{name: "a native custom call of a function tool", opts: openAILike,
+			calls: []string{`[{"index":0,"id":"c1","type":"custom","custom":{"name":"crm__lookup_customer","input":"x"}}]`,
+				`[{"index":0,"custom":{"input":"y"}}]`},
+			want: []map[string]any{{"type": "custom_tool_call", "call_id": "c1", "input": "xy", "name": "lookup_customer", "namespace": "crm"}}},
+		{name: "a function call of a custom tool declared natively", opts: openAILike,
+			calls: []string{`[{"index":0,"id":"c1","type":"function","function":{"name":"apply_patch","arguments":"{\"input\":\"p\\n\"}"}}]`},
+			want:  []map[string]any{{"type": "custom_tool_call", "call_id": "c1", "input": "p\n", "name": "apply_patch"}}},
+		{name: "calls of different kinds without ids", opts: azureAILike,
+			calls: []string{`[{"index":0,"function":{"name":"plain","arguments":"{}"}},{"index":1,"function":{"name":"apply_patch","arguments":"{\"input\":\"p\"}"}},{"index":2,"function":{"name":"tool_search","arguments":"{}"}}]`},
+			want: []map[string]any{{"type": "function_call", "name": "plain"}, {"type": "custom_tool_call", "input": "p"},
+				{"type": "tool_search_call", "arguments": map[string]any{}}}},
+	}
+	check := func(t *testing.T, output []any, want []map[string]any) {
+		t.Helper()
+		if len(output) != len(want) {
+			t.Fatalf("%d items, want %d: %v", len(output), len(want), output)
+		}
+		callIDs := map[any]bool{}
+		for i, w := range want {
+			got := output[i].(map[string]any)
+			for k, v := range w {
+				gotJSON, _ := json.Marshal(got[k])
+				wantJSON, _ := json.Marshal(v)
+				if string(gotJSON) != string(wantJSON) {
+					t.Errorf("item %d: %s is %s, want %s", i, k, gotJSON, wantJSON)
+				}
+			}
+			if callIDs[got["call_id"]] {
+				t.Errorf("item %d: call_id %v repeated", i, got["call_id"])
+			}
+			callIDs[got["call_id"]] = true
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var echo responsesEcho
+			if _, e := bridgeRequest(nil, []byte(fuzzAgentToolsRequest), &c.opts, &echo); e != nil {
+				t.Fatal(e.Message)
+			}
+			events := []string{bridgeChatRole}
+			var whole []string // the calls of the JSON answer: each index's fragments joined
+			for _, calls := range c.calls {
+				events = append(events, bridgeChatToolDelta(calls))
+			}
+			events = append(events, bridgeChatFinish("tool_calls"), "[DONE]")
+			for _, cut := range bridgeCuts {
+				rp := replayResponsesStream(t, runBridgeStream(t, &echo, bridgeChatEvents(events...), cut))
+				output, _ := rp.terminal["output"].([]any)
+				check(t, output, c.want)
+			}
+			if len(c.calls) == 1 { // whole calls: the same as a JSON answer
+				whole = append(whole, strings.ReplaceAll(strings.ReplaceAll(c.calls[0], `"index":0,`, ""), `"index":1,`, ""))
+				whole[0] = strings.ReplaceAll(whole[0], `"index":2,`, "")
+				chat := bridgeChatAnswer(`"message":{"role":"assistant","content":null,"tool_calls":`+whole[0]+
+					`},"finish_reason":"tool_calls"`, "")
+				out, err := bridgeAnswer(nil, []byte(chat), &echo, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				output, _ := decodeBridgedResponse(t, out)["output"].([]any)
+				check(t, output, c.want)
+			}
+		})
+	}
+}
+
+// TestBridgeToolsAmplification: a request of many small tools makes a chat request within 4 times its size
+// plus maxToolChatBytes a tool (FuzzBridgeRequest's bound), and at most maxBridgedItems tools are taken.
+func TestBridgeToolsAmplification(t *testing.T) {
+	member := func(i int) string { return `{"type":"custom","name":"c` + strconv.Itoa(i) + `"}` }
+	for _, n := range []int{1, 100, maxBridgedItems, maxBridgedItems + 1} {
+		var members []string
+		for i := range n {
+			members = append(members, member(i))
+		}
+		src := `{"model":"m","input":"hi","tools":[{"type":"namespace","name":"` + strings.Repeat("n", 64) + `","tools":[` +
+			strings.Join(members, ",") + `]}]}`
+		var echo responsesEcho
+		out, e := bridgeRequest(nil, []byte(src), &azureAILike, &echo)
+		if n > maxBridgedItems {
+			if e == nil || e.Param != "tools[0].tools["+strconv.Itoa(maxBridgedItems)+"]" {
+				t.Fatalf("%d tools: refused with %v", n, e)
+			}
+			continue
+		}
+		if e != nil {
+			t.Fatal(e.Message)
+		}
+		if bound := 4*len(src) + 1024 + maxToolChatBytes*n; len(out) > bound {
+			t.Errorf("%d tools: %d bytes from %d, past %d", n, len(out), len(src), bound)
 		}
 	}
 }
