@@ -26,7 +26,8 @@ func (b *Bridge) footprint() int {
 		b.chat.Footprint() + b.events.framer.Footprint() + cap(b.events.finish) + cap(b.events.createdAt) +
 		cap(b.events.model) + cap(b.events.tier) + cap(b.events.failure) + cap(b.events.toolItems)*4 +
 		(cap(b.events.top)+cap(b.events.choice)+cap(b.events.delta)+cap(b.events.call))*int(unsafe.Sizeof(jsonscan.Member{})) +
-		cap(b.events.items)*int(unsafe.Sizeof(bridgedItem{})) + b.events.callIDs.footprint()
+		cap(b.events.items)*int(unsafe.Sizeof(bridgedItem{})) + b.events.callIDs.footprint() + cap(b.events.scratch) +
+		b.echo.toolCalls.footprint()
 	for _, it := range b.events.items[:cap(b.events.items)] {
 		n += cap(it.text) + cap(it.refusal) + cap(it.callID) + cap(it.name) + cap(it.arguments)
 	}

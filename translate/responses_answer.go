@@ -134,6 +134,27 @@ func appendItemID(dst []byte, it *bridgedItem, h uint64) []byte {
 // writeItemID writes the item's id without quotes (appendItemID).
 func (w *bridgeWriter) writeItemID(it *bridgedItem, h uint64) { w.out = appendItemID(w.out, it, h) }
 
+// takesCallID reports whether an upstream's tool-call id (JSON string contents) can be a call's call_id in
+// the Response whose ids carry h: not empty, not one an earlier call has (ids keeps them), and not of the
+// form the bridge generates, call_<h>_<n>: an upstream that named one call so, and gave the next none, would
+// otherwise give two calls one call_id. The form is compared as the client reads the id (decoded).
+func takesCallID(id []byte, h uint64, ids *callIDSet) bool {
+	if len(id) == 0 {
+		return false
+	}
+	var space [32]byte
+	generated := appendHashHex(append(space[:0], "call_"...), h)
+	generated = append(generated, '_')
+	decoded := id
+	if bytes.IndexByte(id, '\\') >= 0 {
+		var ok bool
+		if decoded, ok = jsonscan.AppendUnquoted(nil, append(append([]byte{'"'}, id...), '"')); !ok {
+			decoded = id
+		}
+	}
+	return !bytes.HasPrefix(decoded, generated) && ids.add(id)
+}
+
 // writeCallID writes the call's call_id without quotes: the chat tool-call id, or call_<h>_<callNumber> when
 // the upstream gave none or repeated one (clients answer a call by its call_id, so it must exist and be
 // unique).
@@ -824,7 +845,7 @@ func (w *bridgeWriter) writeFunctionCalls(toolCalls []byte, h uint64, comma bool
 			lookupMembers(fields[1], inner[:0], chatFuncKeys, fn[:])
 		}
 		it := bridgedItem{}
-		if id, ok := jsonStringContents(fields[0]); ok && len(id) > 0 && ids.add(id) {
+		if id, ok := jsonStringContents(fields[0]); ok && takesCallID(id, h, ids) {
 			it.callID = id
 		}
 		it.name, _ = jsonStringContents(fn[0])

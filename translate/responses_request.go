@@ -1497,10 +1497,21 @@ func (b *requestBridge) writeToolChoice(raw []byte) *Error {
 		return nil
 	case jsonStringIs(f.value[keyType], "allowed_tools"):
 		return b.writeAllowedTools(&f)
+	case jsonStringIs(f.value[keyType], "tool_search"):
+		// The tools are written before tool_choice: a client tool_search is among them by now.
+		if tool := b.tools.lookup([]byte(toolSearchChatName)); tool == nil || tool.shape != toolSearchShape {
+			return NewError(ErrUnsupportedParameter, "tool_choice", "tool_choice names tool_search, and the request "+
+				"declares no tool_search tool with execution \"client\" (a search run by the server cannot run "+
+				"toward a provider that has only Chat Completions): declare one, or choose none, auto or required")
+		}
+		b.key("tool_choice")
+		b.write(`{"type":"function","function":{"name":"` + toolSearchChatName + `"}}`)
+		return nil
 	}
-	return NewError(ErrUnsupportedParameter, "tool_choice", "tool_choice names a tool that is neither a function "+
-		"nor a custom tool (a hosted or built-in tool), which a provider that has only Chat Completions cannot "+
-		"run: choose none, auto, required, a function or a custom tool, or route to an openai or azure-openai model")
+	return NewError(ErrUnsupportedParameter, "tool_choice", "tool_choice names a tool that is neither a function, "+
+		"a custom tool nor a client tool_search (a hosted or built-in tool), which a provider that has only Chat "+
+		"Completions cannot run: choose none, auto, required, a function or a custom tool, or route to an openai "+
+		"or azure-openai model")
 }
 
 // writeChoiceOf writes the chat form of a choice of the tool named name (a JSON string literal): a custom

@@ -631,7 +631,7 @@ func (r *responsesEvents) openCall(id, name []byte, native, hasIndex bool, index
 		// A repeated or missing id gets a generated one: clients tell calls apart by call_id. The set
 		// keeps a view of the item's copy, which stays unchanged until the next stream.
 		it.callID = append(it.callID, id...)
-		if !r.callIDs.add(it.callID) {
+		if !takesCallID(it.callID, r.resp.hash, &r.callIDs) {
 			it.callID = it.callID[:0]
 		}
 	}

@@ -34,6 +34,7 @@ package translate
 import (
 	"hash/fnv"
 	"strconv"
+	"unsafe"
 )
 
 // toolCallShape is what a chat call of a bridged tool becomes in the Response.
@@ -101,6 +102,11 @@ func (t *bridgedTools) add(chatName []byte, shape toolCallShape, name, namespace
 	tool := bridgedTool{shape: shape, name: t.keep(name), namespace: t.keep(namespace)}
 	t.tools = append(t.tools, tool)
 	return true, false
+}
+
+// footprint is the bytes the table's buffers hold.
+func (t *bridgedTools) footprint() int {
+	return t.names.footprint() + cap(t.tools)*int(unsafe.Sizeof(bridgedTool{})) + cap(t.arena) + cap(t.scratch)
 }
 
 // keep copies s into the arena.
@@ -314,8 +320,8 @@ func checkToolMembers(at paramPath, f *objectFields) *Error {
 // writeFunctionTool writes the function tool at, a member of namespace when that is not nil.
 func (b *requestBridge) writeFunctionTool(at paramPath, f *objectFields, namespace []byte, loaded bool) *Error {
 	name := f.value[keyName]
-	if !isJSONString(name) {
-		return at.mustBe("name", "a string")
+	if !isJSONString(name) || len(name) == 2 {
+		return at.mustBe("name", "a non-empty string")
 	}
 	if e := checkToolMembers(at, f); e != nil {
 		return e
@@ -393,8 +399,8 @@ func (b *requestBridge) writeNamespace(at paramPath, f *objectFields, loaded boo
 func (b *requestBridge) writeCustomTool(at paramPath, f *objectFields, namespace []byte, loaded bool) *Error {
 	name, description, format := f.value[keyName], f.value[keyDescription], f.value[keyFormat]
 	switch {
-	case !isJSONString(name):
-		return at.mustBe("name", "a string")
+	case !isJSONString(name) || len(name) == 2:
+		return at.mustBe("name", "a non-empty string")
 	case description != nil && !isJSONString(description):
 		return at.mustBe("description", "a string")
 	case format != nil && format[0] != '{':

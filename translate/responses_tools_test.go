@@ -115,6 +115,14 @@ func TestBridgeAgentTools(t *testing.T) {
 		{name: "tool_choice custom, as the function", opts: azureAILike,
 			in:   `{"model":"m","input":"hi","tools":[` + applyPatchTool + `],"tool_choice":{"type":"custom","name":"apply_patch"}}`,
 			want: `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[` + applyPatchAsFunction + `],"tool_choice":{"type":"function","function":{"name":"apply_patch"}}}`},
+		{name: "tool_choice tool_search, as the function", opts: azureAILike,
+			in:   `{"model":"m","input":"hi","tools":[` + toolSearchTool + `],"tool_choice":{"type":"tool_search"}}`,
+			want: `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[` + toolSearchChat + `],"tool_choice":{"type":"function","function":{"name":"tool_search"}}}`},
+		{name: "tool_choice tool_search without the tool", opts: azureAILike,
+			in:        `{"model":"m","input":"hi","tools":[{"type":"function","name":"tool_search"}],"tool_choice":{"type":"tool_search"}}`,
+			wantParam: "tool_choice", wantCode: ErrUnsupportedParameter},
+		{name: "function tool with an empty name", opts: azureAILike, in: toolsRequest(`{"type":"function","name":""}`),
+			wantParam: "tools[0].name", wantCode: ErrInvalidParameter},
 		{name: "client_metadata left out", opts: azureAILike,
 			in:   `{"model":"m","input":"hi","client_metadata":{"thread_id":"t"}}`,
 			want: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`},
@@ -504,3 +512,43 @@ func TestBridgeToolsAmplification(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeForgedCallIDs: an upstream that names a call as the bridge names a call without an id,
+// call_<h>_<n> (escaped or not), cannot give two calls one call_id: its id is replaced by a generated one.
+func TestBridgeForgedCallIDs(t *testing.T) {
+	var echo responsesEcho
+	if _, e := bridgeRequest(nil, []byte(agentToolsRequest), &azureAILike, &echo); e != nil {
+		t.Fatal(e.Message)
+	}
+	for _, forged := range []string{"call_" + bridgeAnswerHash + "_1", `call\u005f` + bridgeAnswerHash + "_1"} {
+		chat := bridgeChatAnswer(`"message":{"role":"assistant","content":null,"tool_calls":[`+
+			`{"id":"`+forged+`","type":"function","function":{"name":"plain","arguments":"{}"}},`+
+			`{"type":"function","function":{"name":"plain","arguments":"{}"}}]},"finish_reason":"tool_calls"`, "")
+		out, err := bridgeAnswer(nil, []byte(chat), &echo, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		output, _ := decodeBridgedResponse(t, out)["output"].([]any)
+		seen := map[string]bool{}
+		for _, item := range output {
+			id, _ := item.(map[string]any)["call_id"].(string)
+			if seen[id] {
+				t.Errorf("%s: two calls with call_id %q:\n%s", forged, id, out)
+			}
+			seen[id] = true
+		}
+	}
+	// The same in a stream, whose Response hash comes from the chunks' id.
+	streamHash := fmtHash(bridgeHash([]byte("chatcmpl-bridge")))
+	stream := bridgeChatEvents(bridgeChatRole,
+		bridgeChatToolDelta(`[{"index":0,"id":"call_`+streamHash+`_1","type":"function","function":{"name":"plain","arguments":"{}"}}]`),
+		bridgeChatToolDelta(`[{"index":1,"type":"function","function":{"name":"plain","arguments":"{}"}}]`),
+		bridgeChatFinish("tool_calls"), "[DONE]")
+	rp := replayResponsesStream(t, runBridgeStream(t, &echo, stream, 0))
+	output, _ := rp.terminal["output"].([]any)
+	if len(output) != 2 || output[0].(map[string]any)["call_id"] == output[1].(map[string]any)["call_id"] {
+		t.Errorf("stream: call ids %v", output)
+	}
+}
+
+func fmtHash(h uint64) string { return string(appendHashHex(nil, h)) }
