@@ -56,6 +56,9 @@ type codexScenario struct {
 	output string
 	// custom: the tool is Codex's custom (freeform) apply_patch, else a function tool.
 	custom bool
+	// reasoning: the model reasons before its call (mock-reasoning), and Codex must send the reasoning item
+	// back, intact, before the call, to a provider that made one.
+	reasoning bool
 }
 
 var codexScenarios = []codexScenario{
@@ -85,6 +88,19 @@ var codexScenarios = []codexScenario{
 			}
 		},
 		output: "hi-from-exec",
+	},
+	{
+		name: "reasoning_then_exec_command",
+		prompt: func(string) string {
+			return "mock-reasoning weighing which command to run\n" + `mock-call exec_command {"cmd":"echo hi-after-thinking"}`
+		},
+		check: func(t *testing.T, dir, c, final string) {
+			if !strings.HasPrefix(final, "echo: ") || !strings.Contains(final, "hi-after-thinking") {
+				t.Errorf("final message %q does not echo the command's output", final)
+			}
+		},
+		output:    "hi-after-thinking",
+		reasoning: true,
 	},
 }
 
@@ -269,12 +285,54 @@ func checkCodexUpstream(t *testing.T, received []mock.Recorded, a agentTarget, s
 		if !found {
 			t.Errorf("%s has no %s carrying %q: %.2000s", what, outputType, sc.output, second)
 		}
+		if sc.reasoning {
+			checkReasoningReplayed(t, what, received[len(received)-2].Body, items)
+		}
 		return
 	}
 	msgs := gjson.GetBytes(second, "messages").Array()
 	if n := len(msgs); n == 0 || msgs[n-1].Get("role").String() != "tool" || !strings.Contains(msgs[n-1].Get("content").String(), sc.output) {
 		t.Errorf("%s does not end with the tool message carrying %q: %.2000s", what, sc.output, second)
 	}
+}
+
+// checkReasoningReplayed checks the turn after a reasoning model's call: the reasoning item the provider
+// made comes back with its id and encrypted_content, then the call with its call_id, then the call's output
+// (what the provider needs to go on from where it stopped). first is the request that got the call; its
+// answer is not recorded, so the item is found by the mock's token, which names it.
+func checkReasoningReplayed(t *testing.T, what string, first []byte, items []gjson.Result) {
+	t.Helper()
+	at := map[string]int{}
+	var callID string
+	for i, it := range items {
+		switch it.Get("type").String() {
+		case "reasoning":
+			if it.Get("encrypted_content").String() == mock.EncryptedReasoning(it.Get("id").String()) {
+				at["reasoning"] = i + 1
+			}
+		case "function_call":
+			if at["reasoning"] > 0 && at["call"] == 0 {
+				at["call"], callID = i+1, it.Get("call_id").String()
+			}
+		case "function_call_output":
+			if callID != "" && it.Get("call_id").String() == callID {
+				at["output"] = i + 1
+			}
+		}
+	}
+	if at["reasoning"] == 0 || at["call"] <= at["reasoning"] || at["output"] <= at["call"] {
+		t.Errorf("%s does not carry the reasoning item (its encrypted_content intact), then the call, then its "+
+			"output (positions %v); first request had %d items: %s", what, at, len(gjson.GetBytes(first, "input").Array()),
+			lastItemsOf(items, 4))
+	}
+}
+
+func lastItemsOf(items []gjson.Result, n int) string {
+	var b strings.Builder
+	for _, it := range items[max(0, len(items)-n):] {
+		b.WriteString(it.Raw + "\n")
+	}
+	return b.String()
 }
 
 // lastItems is the last n input items (Responses) or messages (chat) of a request body, one a line.

@@ -566,3 +566,82 @@ func TestScriptedAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptedReasoning: "mock-reasoning TEXT" makes a Responses answer start with a reasoning item (with
+// encrypted_content when include asks for it, in JSON and in its stream's events), and a chat answer of the
+// providers that send reasoning carry reasoning_content (message, or deltas before the answer's).
+func TestScriptedReasoning(t *testing.T) {
+	script := "think first\nmock-reasoning weighing the options\nmock-call exec_command {\"cmd\":\"echo hi\"}"
+	for _, sf := range respSurfaces {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("responses/%s/stream=%v", sf.name, stream), func(t *testing.T) {
+				p := New(sf.d, testOpts[sf.d])
+				s := respSpec(sf.d, sf.classic)
+				s.set("store", false)
+				s.set("include", []any{"reasoning.encrypted_content"})
+				s.set("tools", codexTools)
+				s.set("stream", stream)
+				s.set("input", []any{map[string]any{"role": "user", "content": script}})
+				rec := serve(p, s)
+				if rec.status != 200 {
+					t.Fatalf("status %d: %s", rec.status, rec.body())
+				}
+				var resp map[string]any
+				if stream {
+					events, _ := respEvents(t, rec.body())
+					last := events[len(events)-1]
+					resp, _ = last.data["response"].(map[string]any)
+					var types []string
+					for _, e := range events {
+						types = append(types, e.name)
+					}
+					want := "response.output_item.added response.reasoning_summary_part.added response.reasoning_summary_text.delta"
+					if !strings.Contains(strings.Join(types, " "), want) {
+						t.Errorf("events %v lack %s", types, want)
+					}
+				} else {
+					resp = decode(t, rec.body())
+				}
+				out, _ := resp["output"].([]any)
+				if len(out) != 2 {
+					t.Fatalf("output %v", out)
+				}
+				rs, _ := out[0].(map[string]any)
+				if rs["type"] != "reasoning" || rs["encrypted_content"] != EncryptedReasoning(rs["id"].(string)) ||
+					get(rs, "summary.0.text") != "weighing the options" {
+					t.Errorf("reasoning item %v", rs)
+				}
+				if call, _ := out[1].(map[string]any); call["type"] != "function_call" || call["name"] != "exec_command" {
+					t.Errorf("call %v", call)
+				}
+			})
+		}
+	}
+	for _, d := range Dialects {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("chat/%s/stream=%v", d, stream), func(t *testing.T) {
+				p := New(d, testOpts[d])
+				s := validSpec(d, chat)
+				s.set("messages", []any{map[string]any{"role": "user", "content": script}})
+				s.set("stream", stream)
+				s.set("tools", []any{map[string]any{"type": "function", "function": map[string]any{"name": "exec_command",
+					"parameters": map[string]any{"type": "object"}}}})
+				rec := serve(p, s)
+				if rec.status != 200 {
+					t.Fatalf("status %d: %s", rec.status, rec.body())
+				}
+				body := string(rec.body())
+				reasons := d == AzureAI || d == EternalAI
+				if strings.Contains(body, `"reasoning_content"`) != reasons {
+					t.Errorf("reasoning_content present %v, want %v:\n%s", !reasons, reasons, body)
+				}
+				if reasons && !stream && !strings.Contains(body, `"reasoning_content":"weighing the options"`) {
+					t.Errorf("no reasoning text:\n%s", body)
+				}
+				if !strings.Contains(body, "exec_command") {
+					t.Errorf("no call of exec_command:\n%s", body)
+				}
+			})
+		}
+	}
+}

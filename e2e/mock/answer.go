@@ -36,6 +36,7 @@ type want struct {
 	namespace    string // Responses: the namespace holding the tool
 	args         string // a scripted call's arguments (JSON text) or custom input; "" makes {"text": text}
 	scriptErr    error  // a mock-call line the request's tools cannot follow
+	reasoning    string // a mock-reasoning line's text: the answer's reasoning
 	promptTokens int
 	inputs       []string // embeddings
 	dimensions   int
@@ -208,6 +209,9 @@ func (c *call) want() want {
 				w.scriptErr = c.scriptedChat(sc, &w)
 			} else if _, ok := parseMockAnswer(w.text); ok {
 				w.tool, w.toolKind, w.args = "", "", "" // the scripted text, even with tools offered
+			}
+			if text, ok := parseMockReasoning(w.text); ok && sendsReasoningContent(d) {
+				w.reasoning = text
 			}
 		}
 	case opCompletions:
@@ -423,6 +427,12 @@ func (c *call) onchainData() obj {
 	}
 }
 
+// sendsReasoningContent reports whether the dialect's chat answers carry a reasoning model's thinking as
+// reasoning_content: Azure AI's (DeepSeek-R1 and its kin in the model catalog) and EternalAI's (it serves
+// DeepSeek models behind an OpenAI-like API: mock). OpenAI's and Azure OpenAI's chat APIs return no reasoning
+// text.
+func sendsReasoningContent(d string) bool { return d == AzureAI || d == EternalAI }
+
 // answer serves a valid request.
 func (c *call) answer() {
 	if c.op == opResponses {
@@ -487,11 +497,17 @@ func (c *call) chatCompletion(w want, r reply) obj {
 			if w.tool != "" {
 				msg[2].v = c.toolCalls(w, r)
 			}
+			if w.reasoning != "" {
+				msg = append(msg, kv{"reasoning_content", w.reasoning})
+			}
 			choices[i] = obj{{"index", i}, {"finish_reason", r.finish}, {"message", msg}}
 		case EternalAI:
 			msg := obj{{"role", "assistant"}, {"content", content}, {"tool_calls", []any{}}}
 			if w.tool != "" {
 				msg[2].v = c.toolCalls(w, r)
+			}
+			if w.reasoning != "" {
+				msg = append(msg, kv{"reasoning_content", w.reasoning})
 			}
 			choices[i] = obj{{"index", i}, {"message", msg}, {"logprobs", nil}, {"finish_reason", r.finish},
 				{"stop_reason", nil}}

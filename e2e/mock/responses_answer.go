@@ -22,9 +22,13 @@ type respAnswer struct {
 	output     []obj  // the finished output items
 	usage      obj
 	// stream: the ids of the items, and what they carry
-	msgID, fcID string
-	call        obj // the tool call item, in progress (stream: output_item.added)
+	msgID, fcID, rsID string
+	call              obj // the tool call item, in progress (stream: output_item.added)
 }
+
+// EncryptedReasoning is the encrypted_content the mock gives the reasoning item id: opaque to clients, as the
+// service's is, and recognisable by tests when a client sends the item back.
+func EncryptedReasoning(id string) string { return "gAAAAB-mock-reasoning-of-" + id }
 
 // respID is a Responses identifier: a prefix and 50 hex digits (resp_, msg_, fc_).
 func (c *call) respID(prefix string, salt uint64) string {
@@ -72,6 +76,7 @@ func (c *call) answerResponses() {
 		} else if _, ok := parseMockAnswer(w.text); ok {
 			w.tool = "" // the scripted text, even with tools offered
 		}
+		w.reasoning, _ = parseMockReasoning(w.text)
 	}
 	r := c.makeReply(w)
 	a := c.buildResponse(w, r)
@@ -123,6 +128,20 @@ func (c *call) buildResponse(w want, r reply) *respAnswer {
 		}
 		a.output = []obj{{{"id", a.msgID}, {"type", "message"}, {"status", status},
 			{"content", []obj{textPart(r.text())}}, {"role", "assistant"}}}
+	}
+	if w.reasoning != "" {
+		// A reasoning model's item comes first (openai-node ResponseReasoningItem). encrypted_content, asked for
+		// with include (Codex does, with store false), is opaque to the client, which sends the item back
+		// verbatim on its next turn: the mock's token names the item, so a test can tell it came back intact.
+		a.rsID = c.respID("rs_", 36)
+		item := obj{{"id", a.rsID}, {"type", "reasoning"},
+			{"summary", []obj{{{"type", "summary_text"}, {"text", w.reasoning}}}}}
+		if slices.ContainsFunc(c.body.array("include"), func(v json.RawMessage) bool {
+			return string(v) == `"reasoning.encrypted_content"`
+		}) {
+			item = append(item, kv{"encrypted_content", EncryptedReasoning(a.rsID)})
+		}
+		a.output = append([]obj{item}, a.output...)
 	}
 	out := r.completionTokens(w)
 	a.usage = obj{{"input_tokens", w.promptTokens}, {"input_tokens_details", obj{{"cached_tokens", 0}}},
@@ -238,6 +257,20 @@ func (c *call) responseEvents(a *respAnswer, w want, r reply) []obj {
 	ev("response.in_progress", kv{"response", c.responseObject(a, "in_progress", []any{}, nil)})
 	for i, item := range a.output {
 		switch {
+		case item[1].v == "reasoning":
+			// The summary's part and text events (openai-node responses.ts ResponseReasoningSummary*Event).
+			ev("response.output_item.added", kv{"output_index", i}, kv{"item", obj{{"id", a.rsID}, {"type", "reasoning"},
+				{"summary", []any{}}}})
+			at := func(more ...kv) []kv {
+				return append([]kv{{"item_id", a.rsID}, {"output_index", i}, {"summary_index", 0}}, more...)
+			}
+			part := func(text string) obj { return obj{{"type", "summary_text"}, {"text", text}} }
+			ev("response.reasoning_summary_part.added", at(kv{"part", part("")})...)
+			for _, p := range pieces(w.reasoning, 7) {
+				ev("response.reasoning_summary_text.delta", at(kv{"delta", p})...)
+			}
+			ev("response.reasoning_summary_text.done", at(kv{"text", w.reasoning})...)
+			ev("response.reasoning_summary_part.done", at(kv{"part", part(w.reasoning)})...)
 		case w.toolKind == "custom":
 			// response.custom_tool_call_input.delta and .done (openai-node responses.ts l.2633, l.2663)
 			ev("response.output_item.added", kv{"output_index", i}, kv{"item", a.call})

@@ -18,7 +18,18 @@ import (
 const (
 	mockCallPrefix   = "mock-call"
 	mockAnswerPrefix = "mock-answer"
+	// mockReasoningPrefix starts the line "mock-reasoning TEXT" (TEXT: the rest of the line): the answer
+	// reasons first, as a reasoning model does. A Responses answer gets a reasoning item (with
+	// encrypted_content when include asks for reasoning.encrypted_content), a chat answer reasoning_content
+	// where the provider sends it.
+	mockReasoningPrefix = "mock-reasoning"
 )
+
+// parseMockReasoning finds the first "mock-reasoning TEXT" line of text.
+func parseMockReasoning(text string) (string, bool) {
+	rest, _, ok := scriptedLine(text, mockReasoningPrefix)
+	return rest, ok && rest != ""
+}
 
 // scriptedCall is a parsed "mock-call NAME PAYLOAD" line.
 type scriptedCall struct {

@@ -131,7 +131,28 @@ func (c *call) chatChunks(w want, r reply) []obj {
 		}
 		role = append(role, kv{"tool_calls", []obj{first}})
 	}
-	events = append(events, c.chunk(h, w, c.perChoice(w, role, nil)))
+	if w.reasoning == "" {
+		events = append(events, c.chunk(h, w, c.perChoice(w, role, nil)))
+	} else {
+		// The thinking streams first, with the role, in deltas of its own; a call's first fragment follows it.
+		var call obj
+		for i := 0; i < len(role); i++ {
+			if role[i].k == "tool_calls" {
+				call = obj{role[i]}
+				role = append(role[:i:i], role[i+1:]...)
+			}
+		}
+		for i, p := range pieces(w.reasoning, 7) {
+			delta := obj{{"reasoning_content", p}}
+			if i == 0 {
+				delta = append(role, delta...)
+			}
+			events = append(events, c.chunk(h, w, c.perChoice(w, delta, nil)))
+		}
+		if call != nil {
+			events = append(events, c.chunk(h, w, c.perChoice(w, call, nil)))
+		}
+	}
 
 	switch {
 	case w.tool != "" && d == AzureAI:
