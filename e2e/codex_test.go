@@ -61,6 +61,11 @@ type codexScenario struct {
 	reasoning bool
 }
 
+// execWait are exec_command's arguments that make Codex wait for the command to end: by default it yields
+// after 10 s and answers "Process running with session ID ..." without the output, and on a loaded 2-core
+// machine a plain echo (a login shell, by default) has taken longer than that.
+const execWait = `"login":false,"yield_time_ms":120000`
+
 var codexScenarios = []codexScenario{
 	{
 		name: "apply_patch",
@@ -81,7 +86,7 @@ var codexScenarios = []codexScenario{
 	},
 	{
 		name:   "exec_command",
-		prompt: func(string) string { return `mock-call exec_command {"cmd":"echo hi-from-exec"}` },
+		prompt: func(string) string { return `mock-call exec_command {"cmd":"echo hi-from-exec",` + execWait + `}` },
 		check: func(t *testing.T, dir, c, final string) {
 			if !strings.HasPrefix(final, "echo: ") || !strings.Contains(final, "hi-from-exec") {
 				t.Errorf("final message %q does not echo the command's output", final)
@@ -92,7 +97,7 @@ var codexScenarios = []codexScenario{
 	{
 		name: "reasoning_then_exec_command",
 		prompt: func(string) string {
-			return "mock-reasoning weighing which command to run\n" + `mock-call exec_command {"cmd":"echo hi-after-thinking"}`
+			return "mock-reasoning weighing which command to run\n" + `mock-call exec_command {"cmd":"echo hi-after-thinking",` + execWait + `}`
 		},
 		check: func(t *testing.T, dir, c, final string) {
 			if !strings.HasPrefix(final, "echo: ") || !strings.Contains(final, "hi-after-thinking") {
