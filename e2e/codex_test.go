@@ -205,7 +205,10 @@ sandbox_mode = "danger-full-access"
 	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--ephemeral", "--json", sc.prompt(caseName))
 	cmd.Dir = dir
 	cmd.Stdin = nil // /dev/null: without it codex exec waits for more input on stdin
-	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, envKey+"=any-client-key", "NO_COLOR=1")
+	// HOME is the case's too: Codex runs its commands in a login shell, which would otherwise read the user's
+	// shell start-up files (a version manager's rehash there took over the command's 10 s on a loaded machine,
+	// and the model got "Process running" without the output).
+	cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "HOME="+home, envKey+"=any-client-key", "NO_COLOR=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -291,7 +294,7 @@ func checkCodexUpstream(t *testing.T, received []mock.Recorded, a agentTarget, s
 			t.Errorf("%s has no %s carrying %q: %.2000s", what, outputType, sc.output, second)
 		}
 		if sc.reasoning {
-			checkReasoningReplayed(t, what, received[len(received)-2].Body, items)
+			checkReasoningReplayed(t, what, received[len(received)-2], items)
 		}
 		return
 	}
@@ -299,37 +302,114 @@ func checkCodexUpstream(t *testing.T, received []mock.Recorded, a agentTarget, s
 	if n := len(msgs); n == 0 || msgs[n-1].Get("role").String() != "tool" || !strings.Contains(msgs[n-1].Get("content").String(), sc.output) {
 		t.Errorf("%s does not end with the tool message carrying %q: %.2000s", what, sc.output, second)
 	}
+	if sc.reasoning {
+		checkBridgedCallReplayed(t, what, received[len(received)-2], msgs)
+	}
 }
 
-// checkReasoningReplayed checks the turn after a reasoning model's call: the reasoning item the provider
-// made comes back with its id and encrypted_content, then the call with its call_id, then the call's output
-// (what the provider needs to go on from where it stopped). first is the request that got the call; its
-// answer is not recorded, so the item is found by the mock's token, which names it.
-func checkReasoningReplayed(t *testing.T, what string, first []byte, items []gjson.Result) {
+// checkReasoningReplayed checks the turn after a reasoning model's call against the answer that made the call
+// (first: the request before, with the mock's reply): the reasoning item comes back with its id, summary and
+// encrypted_content, immediately followed by the call with its id and call_id, then somewhere after, the
+// call's output (what the provider needs to go on from where it stopped).
+func checkReasoningReplayed(t *testing.T, what string, first mock.Recorded, items []gjson.Result) {
 	t.Helper()
-	at := map[string]int{}
-	var callID string
+	out := responsesOutput(first.Reply)
+	if len(out) != 2 || out[0].Get("type").String() != "reasoning" || out[1].Get("type").String() != "function_call" {
+		t.Fatalf("the answer before (status %d) has no reasoning item then function call: %.2000s", first.Status, first.Reply)
+	}
+	rs, call := out[0], out[1]
+	if rs.Get("encrypted_content").String() != mock.EncryptedReasoning(rs.Get("id").String()) {
+		t.Fatalf("the answer before gave no encrypted_content (Codex asks for it with include): %s", rs.Raw)
+	}
+	at := -1
 	for i, it := range items {
-		switch it.Get("type").String() {
-		case "reasoning":
-			if it.Get("encrypted_content").String() == mock.EncryptedReasoning(it.Get("id").String()) {
-				at["reasoning"] = i + 1
-			}
-		case "function_call":
-			if at["reasoning"] > 0 && at["call"] == 0 {
-				at["call"], callID = i+1, it.Get("call_id").String()
-			}
-		case "function_call_output":
-			if callID != "" && it.Get("call_id").String() == callID {
-				at["output"] = i + 1
-			}
+		if it.Get("type").String() == "reasoning" && it.Get("id").String() == rs.Get("id").String() {
+			at = i
 		}
 	}
-	if at["reasoning"] == 0 || at["call"] <= at["reasoning"] || at["output"] <= at["call"] {
-		t.Errorf("%s does not carry the reasoning item (its encrypted_content intact), then the call, then its "+
-			"output (positions %v); first request had %d items: %s", what, at, len(gjson.GetBytes(first, "input").Array()),
-			lastItemsOf(items, 4))
+	switch {
+	case at < 0:
+		t.Errorf("%s does not carry the reasoning item %s: %s", what, rs.Get("id"), lastItemsOf(items, 4))
+		return
+	case items[at].Get("encrypted_content").String() != rs.Get("encrypted_content").String() ||
+		items[at].Get("summary").Raw != rs.Get("summary").Raw && items[at].Get("summary.0.text").String() != rs.Get("summary.0.text").String():
+		t.Errorf("%s changed the reasoning item: sent %s, was given %s", what, items[at].Raw, rs.Raw)
+	case at+1 == len(items) || items[at+1].Get("type").String() != "function_call" ||
+		items[at+1].Get("call_id").String() != call.Get("call_id").String() ||
+		items[at+1].Get("id").Exists() && items[at+1].Get("id").String() != call.Get("id").String():
+		t.Errorf("%s does not follow the reasoning item with the call it was given (%s): %s", what, call.Raw, lastItemsOf(items, 4))
+	default:
+		for _, it := range items[at+2:] {
+			if it.Get("type").String() == "function_call_output" && it.Get("call_id").String() == call.Get("call_id").String() {
+				return
+			}
+		}
+		t.Errorf("%s has no function_call_output for %s after the call: %s", what, call.Get("call_id"), lastItemsOf(items, 4))
 	}
+}
+
+// checkBridgedCallReplayed checks the chat turn after a (reasoning) model's call against the chat answer that
+// made it: the assistant message carries the call with the id the provider gave (the Response's call_id,
+// which Codex sent back), the tool message answers that id, and no reasoning is sent back (a chat provider
+// takes none).
+func checkBridgedCallReplayed(t *testing.T, what string, first mock.Recorded, msgs []gjson.Result) {
+	t.Helper()
+	callID := chatCallID(first.Reply)
+	if callID == "" {
+		t.Fatalf("the answer before (status %d) has no tool call: %.2000s", first.Status, first.Reply)
+	}
+	at := -1
+	for i, m := range msgs {
+		if m.Get("role").String() == "assistant" && m.Get("tool_calls.0.id").String() == callID {
+			at = i
+		}
+		if m.Get("reasoning_content").Exists() || m.Get("reasoning").Exists() {
+			t.Errorf("%s sends reasoning back to a chat provider: %s", what, m.Raw)
+		}
+	}
+	if at < 0 || at+1 == len(msgs) || msgs[at].Get("tool_calls.0.function.name").String() != "exec_command" ||
+		msgs[at+1].Get("role").String() != "tool" || msgs[at+1].Get("tool_call_id").String() != callID {
+		t.Errorf("%s lacks the assistant's call %s of exec_command answered by a tool message: %s", what, callID,
+			lastItemsOf(msgs, 3))
+	}
+}
+
+// responsesOutput is the output items of a Responses answer: its output member, or in a stream the
+// response.completed event's.
+func responsesOutput(reply []byte) []gjson.Result {
+	if out := gjson.GetBytes(reply, "output"); out.IsArray() {
+		return out.Array()
+	}
+	for _, data := range sseData(reply) {
+		if data.Get("type").String() == "response.completed" {
+			return data.Get("response.output").Array()
+		}
+	}
+	return nil
+}
+
+// chatCallID is the id of the first tool call of a chat answer, JSON or streamed.
+func chatCallID(reply []byte) string {
+	if id := gjson.GetBytes(reply, "choices.0.message.tool_calls.0.id"); id.Exists() {
+		return id.String()
+	}
+	for _, data := range sseData(reply) {
+		if id := data.Get("choices.0.delta.tool_calls.0.id"); id.String() != "" {
+			return id.String()
+		}
+	}
+	return ""
+}
+
+// sseData is the JSON of an event stream's data: lines.
+func sseData(stream []byte) []gjson.Result {
+	var out []gjson.Result
+	for line := range strings.Lines(string(stream)) {
+		if data, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "data: "); ok && gjson.Valid(data) {
+			out = append(out, gjson.Parse(data))
+		}
+	}
+	return out
 }
 
 func lastItemsOf(items []gjson.Result, n int) string {

@@ -44,7 +44,7 @@ func TestResponsesAgentShapes(t *testing.T) {
 		{"web_search with Codex's options", []any{webSearchTool}, nil},
 		{"Codex's tools", codexTools, nil},
 		{"custom tool call and its output", []any{applyPatchTool}, []any{user,
-			map[string]any{"type": "reasoning", "id": "rs_001", "summary": []any{}, "content": nil, "encrypted_content": "gAAAA"},
+			map[string]any{"type": "reasoning", "id": "rs_001", "summary": []any{}, "content": nil, "encrypted_content": EncryptedReasoning("rs_001")},
 			map[string]any{"type": "custom_tool_call", "id": "ctc_001", "status": "completed", "call_id": "call_patch1", "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch\n"},
 			map[string]any{"type": "custom_tool_call_output", "id": "ctco_1", "call_id": "call_patch1", "output": "Exit code: 0"}}},
 		{"namespaced function call and its output", []any{crmNamespace}, []any{user,
@@ -59,7 +59,7 @@ func TestResponsesAgentShapes(t *testing.T) {
 			map[string]any{"type": "web_search_call", "id": "ws_1", "status": "completed", "action": map[string]any{"type": "search", "query": "weather paris"}},
 			map[string]any{"role": "user", "content": "and then?"}}},
 		{"reasoning replayed by the Agents SDK", nil, []any{user,
-			map[string]any{"id": "rs_001", "type": "reasoning", "summary": []any{}, "encrypted_content": "x"},
+			map[string]any{"id": "rs_001", "type": "reasoning", "summary": []any{}, "encrypted_content": EncryptedReasoning("rs_001")},
 			map[string]any{"role": "user", "content": "more"}}},
 	}
 	for _, sf := range respSurfaces {
@@ -640,6 +640,98 @@ func TestScriptedReasoning(t *testing.T) {
 				}
 				if !strings.Contains(body, "exec_command") {
 					t.Errorf("no call of exec_command:\n%s", body)
+				}
+			})
+		}
+	}
+}
+
+// TestReasoningReplay: a client sends a reasoning answer back (the reasoning item as it came, with Codex's
+// "content": null, then the call and its output), in JSON or from the stream's output_item.done events; the
+// mock takes it, and refuses as the service does an encrypted_content it did not issue for that item.
+func TestReasoningReplay(t *testing.T) {
+	script := "mock-reasoning weighing the options\nmock-call exec_command {\"cmd\":\"echo hi\"}"
+	for _, sf := range respSurfaces {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", sf.name, stream), func(t *testing.T) {
+				p := New(sf.d, testOpts[sf.d])
+				ask := func(input []any, stream bool) *chunkRecorder {
+					s := respSpec(sf.d, sf.classic)
+					s.set("store", false)
+					s.set("include", []any{"reasoning.encrypted_content"})
+					s.set("tools", codexTools)
+					s.set("stream", stream)
+					s.set("input", input)
+					return serve(p, s)
+				}
+				user := map[string]any{"role": "user", "content": script}
+				rec := ask([]any{user}, stream)
+				if rec.status != 200 {
+					t.Fatalf("status %d: %s", rec.status, rec.body())
+				}
+				var out []any
+				if stream {
+					events, _ := respEvents(t, rec.body())
+					added := map[string]float64{}
+					for _, e := range events {
+						switch e.name {
+						case "response.output_item.added":
+							added[get(e.data, "item.id").(string)] = e.data["output_index"].(float64)
+						case "response.output_item.done":
+							item := e.data["item"].(map[string]any)
+							if at, ok := added[item["id"].(string)]; !ok || at != e.data["output_index"] || int(at) != len(out) {
+								t.Errorf("item %v done at output_index %v, added at %v, %d items before it", item["id"],
+									e.data["output_index"], at, len(out))
+							}
+							out = append(out, item)
+						case "response.reasoning_summary_text.delta", "response.function_call_arguments.delta":
+							if at, ok := added[e.data["item_id"].(string)]; !ok || at != e.data["output_index"] {
+								t.Errorf("%s of item %v at output_index %v, added at %v", e.name, e.data["item_id"],
+									e.data["output_index"], at)
+							}
+						}
+					}
+				} else {
+					out, _ = decode(t, rec.body())["output"].([]any)
+				}
+				if len(out) != 2 || get(out[0], "type") != "reasoning" || get(out[1], "type") != "function_call" {
+					t.Fatalf("output %v, want a reasoning item and a function call", out)
+				}
+				rs, call := out[0].(map[string]any), out[1].(map[string]any)
+				if rs["encrypted_content"] != EncryptedReasoning(rs["id"].(string)) {
+					t.Fatalf("reasoning item %v lacks the mock's encrypted_content", rs)
+				}
+				replay := func(rs map[string]any) *chunkRecorder {
+					echoed := map[string]any{"content": nil}
+					for k, v := range rs {
+						echoed[k] = v
+					}
+					return ask([]any{user, echoed, call, map[string]any{"type": "function_call_output",
+						"call_id": call["call_id"], "output": "hi"}}, false)
+				}
+				if rec := replay(rs); rec.status != 200 {
+					t.Errorf("the answer sent back: status %d: %s", rec.status, rec.body())
+				}
+				for _, tc := range []struct {
+					name string
+					edit func(map[string]any)
+				}{
+					{"altered", func(m map[string]any) { m["encrypted_content"] = m["encrypted_content"].(string) + "x" }},
+					{"another item's", func(m map[string]any) { m["id"] = m["id"].(string)[:len(m["id"].(string))-1] + "z" }},
+					{"another service's", func(m map[string]any) { m["encrypted_content"] = "gAAAAB-not-the-mock" }},
+				} {
+					edited := map[string]any{}
+					for k, v := range rs {
+						edited[k] = v
+					}
+					tc.edit(edited)
+					rec := replay(edited)
+					body := decode(t, rec.body())
+					if rec.status != 400 || get(body, "error.code") != "invalid_encrypted_content" ||
+						!strings.Contains(get(body, "error.message").(string), edited["id"].(string)) {
+						t.Errorf("%s encrypted_content: status %d: %s, want 400 invalid_encrypted_content naming the item",
+							tc.name, rec.status, rec.body())
+					}
 				}
 			})
 		}

@@ -65,6 +65,10 @@ type Recorded struct {
 	RawQuery string
 	Header   http.Header // a clone
 	Body     []byte
+	// Status and Reply are what the mock answered (Reply: the body as written, a stream's events whole; at
+	// most maxBody bytes kept), so a test can hold a client's next request against what it was given.
+	Status int
+	Reply  []byte
 }
 
 // Provider is one mock provider. It is safe for concurrent use.
@@ -76,6 +80,7 @@ type Provider struct {
 
 	mu       sync.Mutex
 	received []Recorded
+	resets   int // how many times Reset forgot received: a reply recorded after one has no request
 	seq      atomic.Uint64
 
 	// the Responses store (responses.go), under mu
@@ -122,6 +127,7 @@ func (p *Provider) Received() []Recorded {
 	for i, r := range p.received {
 		r.Header = r.Header.Clone()
 		r.Body = append([]byte(nil), r.Body...)
+		r.Reply = append([]byte(nil), r.Reply...)
 		out[i] = r
 	}
 	return out
@@ -131,10 +137,11 @@ func (p *Provider) Received() []Recorded {
 func (p *Provider) Reset() {
 	p.mu.Lock()
 	p.received = nil
+	p.resets++
 	p.mu.Unlock()
 }
 
-func (p *Provider) record(r *http.Request, body []byte) {
+func (p *Provider) record(r *http.Request, body []byte) (at, resets int) {
 	rec := Recorded{
 		Method:   r.Method,
 		Host:     r.Host,
@@ -144,9 +151,44 @@ func (p *Provider) record(r *http.Request, body []byte) {
 		Body:     append([]byte(nil), body...),
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.received = append(p.received, rec)
-	p.mu.Unlock()
+	return len(p.received) - 1, p.resets
 }
+
+// recordReply adds what the mock answered to the request recorded at i (unless Reset forgot it since).
+func (p *Provider) recordReply(i, resets int, reply *replyRecorder) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if resets == p.resets && i < len(p.received) {
+		p.received[i].Status, p.received[i].Reply = reply.status, reply.body
+	}
+}
+
+// replyRecorder keeps a copy of what a handler writes; Unwrap lets http.NewResponseController flush the
+// underlying writer (streams).
+type replyRecorder struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+func (w *replyRecorder) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *replyRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.body = append(w.body, b[:min(len(b), max(0, maxBody-len(w.body)))]...)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *replyRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // ServeHTTP answers one request. The order of checks is: route (404), x-mock-fail status injections,
 // query (api-version), credentials (401), deployment, transport (Content-Length, Content-Type, size), body
@@ -154,7 +196,9 @@ func (p *Provider) record(r *http.Request, body []byte) {
 // (cut-stream, no-done, huge-event, gzip). Every request is recorded first.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	p.record(r, body)
-	c := &call{p: p, w: w, r: r, raw: body, readErr: err, seq: p.seq.Add(1)}
+	at, resets := p.record(r, body)
+	reply := &replyRecorder{ResponseWriter: w}
+	c := &call{p: p, w: reply, r: r, raw: body, readErr: err, seq: p.seq.Add(1)}
 	c.serve()
+	p.recordReply(at, resets, reply)
 }

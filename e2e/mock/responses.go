@@ -870,6 +870,13 @@ func (c *call) checkItem(p string, raw json.RawMessage) (json.RawMessage, bool) 
 		if !c.optional(it, p+".", "content", "an array", "array") || !c.optional(it, p+".", "encrypted_content", "a string", "string") {
 			return nil, false
 		}
+		// Only the service can read encrypted_content: one it did not issue for this item (altered, moved to
+		// another item, from another organization) is refused, with this text and code (seen from the service in
+		// openai/codex#8145 and QuantumNous/new-api#4662). The mock's token names its item, so it knows its own.
+		if enc := it.str("encrypted_content"); it.kind("encrypted_content") == "string" && enc != EncryptedReasoning(it.str("id")) {
+			return nil, c.respErr("", "invalid_encrypted_content", "The encrypted content for item "+it.str("id")+
+				" could not be verified. Reason: Encrypted content could not be decrypted or parsed.")
+		}
 	case "item_reference":
 		if it.str("id") == "" {
 			return nil, c.respMissing(p + ".id")
