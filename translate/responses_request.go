@@ -1540,19 +1540,36 @@ func (b *requestBridge) writeAllowedTools(f *objectFields) *Error {
 	b.key("tool_choice")
 	b.writeFramed(`{"type":"allowed_tools","allowed_tools":{"mode":`, f.value[keyMode], `,"tools":[`)
 	tools := newObjectList(f.value[keyTools], fieldPath("tool_choice.tools"), "")
+	allowed, leftOut := 0, 0
 	for tools.next(&b.item) {
 		at, t := tools.at(), &b.item
-		custom := jsonStringIs(t.value[keyType], "custom")
-		if !custom && !jsonStringIs(t.value[keyType], "function") {
+		typ := t.value[keyType]
+		custom := jsonStringIs(typ, "custom")
+		if !custom && !jsonStringIs(typ, "function") {
+			// A hosted tool the target drops from tools is left out of the allowed ones too (named once, as
+			// there): refusing it would tell the client to have the operator set what is already set.
+			if b.dropHosted && isOneOf(typ, hostedToolTypes) {
+				i := indexOf(typ, hostedToolTypes)
+				b.leaveOutOnce(i, "tools."+hostedToolTypes[i])
+				leftOut++
+				continue
+			}
 			return unsupportedTool(at, t)
 		}
 		if !isJSONString(t.value[keyName]) {
 			return at.mustBe("name", "a string")
 		}
-		if tools.i > 0 {
+		if allowed > 0 {
 			b.writeByte(',')
 		}
+		allowed++
 		b.writeChoiceOf(t.value[keyName], custom)
+	}
+	if tools.err == nil && allowed == 0 && leftOut > 0 {
+		return NewError(ErrUnsupportedParameter, "tool_choice.tools", "tool_choice allowed_tools allows only "+
+			"hosted tools, which this model's provider cannot run (it has only Chat Completions) and its "+
+			"hosted_tools \"drop\" leaves out: allow a function or custom tool, choose none or auto, or route "+
+			"to an openai or azure-openai model")
 	}
 	b.write("]}}")
 	return tools.err

@@ -51,8 +51,22 @@ func toolsRequest(tools string, items ...string) string {
 func TestBridgeAgentTools(t *testing.T) {
 	dropping := azureAILike
 	dropping.dropHostedTools = true
+	openAIDropping := openAILike
+	openAIDropping.dropHostedTools = true
 	user := `{"role":"user","content":"go"}`
+	allowing := func(allowed string) string {
+		return `{"model":"m","input":[` + user + `],"tools":[` + webSearchTool + `,{"type":"function","name":"f"}],` +
+			`"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[` + allowed + `]}}`
+	}
 	cases := []bridgeRequestCase{
+		{name: "allowed_tools naming a dropped hosted tool: that entry left out too", opts: openAIDropping,
+			in: allowing(`{"type":"web_search"},{"type":"function","name":"f"},{"type":"web_search_preview"}`),
+			want: `{"model":"m","messages":[` + user + `],"tools":[{"type":"function","function":{"name":"f"}}],` +
+				`"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[{"type":"function","function":{"name":"f"}}]}}}`},
+		{name: "allowed_tools allowing only dropped hosted tools", opts: openAIDropping,
+			in: allowing(`{"type":"web_search"}`), wantParam: "tool_choice.tools", wantCode: ErrUnsupportedParameter},
+		{name: "allowed_tools naming a hosted tool refused without drop", opts: openAILike,
+			in: allowing(`{"type":"function","name":"f"},{"type":"web_search"}`), wantParam: "tools[0].type", wantCode: ErrUnsupportedParameter},
 		{name: "namespace members flattened", opts: azureAILike, in: toolsRequest(namespaceTool),
 			want: `{"model":"m","messages":[` + user + `],"tools":[` + namespaceChatTool + `]}`},
 		{name: "custom tool as a function toward a chat API without custom tools", opts: azureAILike,

@@ -302,6 +302,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = x.CheckContentLength(cw.written)
 	}
 	status = cw.status
+	if err != nil && cw.status != 0 && errors.Is(err, context.Canceled) && r.Context().Err() != nil && host.Dead() == nil {
+		// The client left mid-answer (Codex closes a stream it no longer needs): nothing of the gateway's failed.
+		aborted = ", the client closed the connection"
+		return
+	}
 	if err != nil {
 		if cw.status != 0 {
 			aborted = ", connection aborted"

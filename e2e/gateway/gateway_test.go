@@ -164,6 +164,13 @@ func (s *syncBuffer) String() string {
 // flushed pieces.
 func start(t *testing.T) *fixture {
 	t.Helper()
+	return startWith(t, nil)
+}
+
+// startWith is start with the upstream's answer written by answer (nil: the two flushed pieces) once the
+// request was recorded.
+func startWith(t *testing.T, answer http.HandlerFunc) *fixture {
+	t.Helper()
 	var mu sync.Mutex
 	var vms []*testVM
 	var got []received
@@ -183,6 +190,10 @@ func start(t *testing.T) *fixture {
 		got = append(got, received{header: r.Header.Clone(), body: string(body), trailer: r.Trailer.Clone(),
 			chunked: len(r.TransferEncoding) > 0 && r.TransferEncoding[0] == "chunked", vmHeader: r.Header.Get("x-vm-gen")})
 		mu.Unlock()
+		if answer != nil {
+			answer(w, r)
+			return
+		}
 		w.Header().Set("content-type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		io.WriteString(w, `{"ok":`)
@@ -243,6 +254,45 @@ func post(t *testing.T, url, body string, header, trailers http.Header) (*http.R
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp, string(b), err
+}
+
+// A client that hangs up while its answer streams (Codex closes a response stream it no longer needs) is no
+// error of the gateway's: the log says the client closed the connection, not "error: ... context canceled".
+func TestClientHangUpIsNoError(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	fx := startWith(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("content-type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "data: {}\n\n")
+		w.(http.Flusher).Flush()
+		select { // the rest never comes: the client leaves first
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	req, err := http.NewRequest(http.MethodPost, fx.url+"/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, len("data: {}\n\n"))
+	if _, err := io.ReadFull(resp.Body, first); err != nil {
+		t.Fatalf("reading the first event: %v; gateway log:\n%s", err, fx.logs())
+	}
+	resp.Body.Close()
+	// The gateway logs the request when its handler ends; wait for that line (no timing asserted).
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(fx.logs(), "POST /v1/chat/completions") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	logs := fx.logs()
+	if !strings.Contains(logs, "POST /v1/chat/completions -> 200, the client closed the connection") || strings.Contains(logs, "error:") {
+		t.Fatalf("gateway log after a client hung up:\n%s", logs)
+	}
 }
 
 // A chunked HTTP/1.1 request with trailers: the filter finishes in its trailers callback, and the upstream
