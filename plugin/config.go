@@ -30,12 +30,13 @@ type rawConfig struct {
 	MaxRequestBytes *int
 	MaxEventBytes   *int
 	BodyWaitSeconds *int
-	OnchainData     string
 	UnknownPaths    string
 	Usage           string
 	// ResponseBindingKeyEnv names the variable holding the key response ids are bound to consumers with
 	// (translate/binding.go); without it, each provider's own key is used.
 	ResponseBindingKeyEnv string
+	// Settings are the top-level keys some dialect takes (onchain_data), for translate to check and apply.
+	Settings []translate.Setting
 }
 
 type rawProvider struct {
@@ -47,19 +48,20 @@ type rawProvider struct {
 	APIKeyEnv       string
 	Auth            string
 	APIVersion      string
-	ExtraParameters string
-	ChainID         string
 	HostedTools     string
 	Models          []rawModel
+	// Settings are the provider's keys that only some dialects take (extra_parameters, chain_id...), for
+	// translate to check and apply.
+	Settings []translate.Setting
 }
 
 type rawModel struct {
 	Name        string
 	Model       string
-	Deployment  string
-	ChainID     string
 	ChatOnly    bool
 	HostedTools string
+	// Settings are the entry's keys that only some dialects take (deployment, chain_id...).
+	Settings []translate.Setting
 }
 
 type rawConsumer struct {
@@ -80,10 +82,10 @@ const (
 type config struct {
 	providers       []*provider
 	byName          map[string]*provider
-	exact           map[string]modelRoute // exact model names, over all providers
-	globs           []modelRoute          // glob entries in configuration order
-	modelNames      map[string][]string   // provider name -> its exact model names, for GET /v1/models
-	defaultRoute    *modelRoute           // default_provider, for models no entry matches
+	exact           map[string][]modelRoute // exact model names, over all providers: each name's candidates
+	globs           []modelRoute            // glob entries in configuration order (one candidate each)
+	modelNames      map[string][]string     // provider name -> its exact model names, for GET /v1/models
+	defaultRoute    []modelRoute            // default_provider, for models no entry matches (nil: none)
 	consumers       []consumer
 	metricTargets   []metricTarget // token metrics: one per models entry, plus the default route
 	routingHeader   string
@@ -93,8 +95,9 @@ type config struct {
 	// bodyWaitSeconds is how long a request paused for its body may see none before the filter answers it
 	// (0: never).
 	bodyWaitSeconds int
-	onchain         translate.OnchainData
-	rejectUnknown   bool
+	// settings are the top-level dialect settings, under every provider's.
+	settings      translate.Settings
+	rejectUnknown bool
 	forceUsage      bool
 	// secrets finds the provider keys in what goes back to clients (an upstream may echo them).
 	secrets redact.Set
@@ -110,12 +113,11 @@ type provider struct {
 	host     string
 	basePath string
 	// key is the provider credential; empty with passthrough, which forwards the client's own key.
-	key             string
-	passthrough     bool
-	entraToken      bool
-	apiVersion      string
-	extraParameters translate.ExtraParameters
-	chainID         string
+	key         string
+	passthrough bool
+	apiVersion  string
+	// settings are the gateway's and the provider's dialect settings, under each models entry's.
+	settings translate.Settings
 	// hostedTools is the provider's hosted_tools ("" when unset): its model entries' default.
 	hostedTools string
 	// authHeaders are translate.ProviderAuthHeaders for the provider's own key, made once (nil with
@@ -132,16 +134,15 @@ type modelRoute struct {
 	pattern    glob
 	label      string // bounded metric label: the configured name
 	metricID   int    // index into config.metricTargets
-	model      string
-	deployment string
-	chainID    string
+	model string
+	// settings are the entry's dialect settings (the gateway's and its provider's under its own).
+	settings translate.Settings
 	// chatOnly: the model has only Chat Completions; Responses requests to it are bridged to chat.
 	chatOnly bool
 	// dropHostedTools: bridged Responses requests leave hosted tools out (hosted_tools "drop").
 	dropHostedTools bool
-	// head remembers the entry's last rendered request line (renderHead); shared by the copies
-	// resolve returns.
-	head *headCache
+	// head remembers the entry's last rendered request line; shared by the copies resolve returns.
+	head *translate.HeadCache
 }
 
 type consumer struct {
@@ -273,7 +274,7 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 	c := &config{
 		byName:          map[string]*provider{},
 		modelNames:      map[string][]string{},
-		exact:           map[string]modelRoute{},
+		exact:           map[string][]modelRoute{},
 		routingHeader:   orDefault(raw.RoutingHeader, defaultRoutingHeader),
 		pathPrefix:      raw.PathPrefix,
 		maxRequestBytes: defaultMaxRequestBytes,
@@ -283,8 +284,12 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 	if len(raw.Providers) == 0 {
 		return nil, fieldErr("providers", "is empty: configure at least one provider")
 	}
+	var serr *translate.SettingError
+	if c.settings, serr = (translate.Settings{}).With(translate.DialectUnknown, translate.GatewaySetting, raw.Settings); serr != nil {
+		return nil, settingErr("", serr)
+	}
 	for i, rp := range raw.Providers {
-		p, err := parseProvider(fmt.Sprintf("providers[%d]", i), rp, getenv, env)
+		p, err := parseProvider(fmt.Sprintf("providers[%d]", i), rp, c.settings, getenv, env)
 		if err != nil {
 			return nil, err
 		}
@@ -308,9 +313,9 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 			c.metricTargets = append(c.metricTargets, metricTarget{p.name, route.label})
 			if route.pattern.literal() {
 				if prev, dup := c.exact[rm.Name]; dup {
-					return nil, ofProvider(fieldErr(field+".name", "%q is already served by provider %q: an exact model name may appear once", rm.Name, prev.provider.name), p.name)
+					return nil, ofProvider(fieldErr(field+".name", "%q is already served by provider %q: an exact model name may appear once", rm.Name, prev[0].provider.name), p.name)
 				}
-				c.exact[rm.Name] = route
+				c.exact[rm.Name] = []modelRoute{route}
 				c.modelNames[p.name] = append(c.modelNames[p.name], rm.Name)
 			} else {
 				c.globs = append(c.globs, route)
@@ -325,7 +330,8 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 		if slices.Contains(c.metricTargets, metricTarget{p.name, defaultLabel}) {
 			return nil, fieldErr("default_provider", "provider %q has a model whose metric label is %q, the default route's: rename that model entry", p.name, defaultLabel)
 		}
-		c.defaultRoute = &modelRoute{provider: p, label: defaultLabel, metricID: len(c.metricTargets), head: &headCache{}}
+		c.defaultRoute = []modelRoute{{provider: p, label: defaultLabel, metricID: len(c.metricTargets), settings: p.settings,
+			head: &translate.HeadCache{}}}
 		c.metricTargets = append(c.metricTargets, metricTarget{p.name, defaultLabel})
 	}
 	if len(raw.Consumers) > 0 {
@@ -377,10 +383,6 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 			return nil, fieldErr("max_event_bytes", "must be between 1024 and %d", maxMaxRequestBytes)
 		}
 		c.maxEventBytes = *raw.MaxEventBytes
-	}
-	var ok bool
-	if c.onchain, ok = translate.ParseOnchainData(raw.OnchainData); !ok {
-		return nil, fieldErr("onchain_data", "%q is not one of headers, strip, keep", raw.OnchainData)
 	}
 	switch raw.UnknownPaths {
 	case "", "passthrough":
@@ -444,7 +446,13 @@ func (c *config) setBindingKeys(envName string, getenv func(string) string, env 
 	return nil
 }
 
-func parseProvider(field string, rp rawProvider, getenv func(string) string, env envSource) (*provider, error) {
+// settingErr is a dialect setting's refusal as a configuration error at field (a path ending in '.', or ""
+// at the top level).
+func settingErr(field string, err *translate.SettingError) error {
+	return fieldErr(field+err.Key, "%v", err.Err)
+}
+
+func parseProvider(field string, rp rawProvider, gateway translate.Settings, getenv func(string) string, env envSource) (*provider, error) {
 	if !isLowerName(rp.Name) {
 		return nil, fieldErr(field+".name", "%q must match [a-z0-9][a-z0-9-]* (it is also the routing header value Envoy routes match)", rp.Name)
 	}
@@ -475,16 +483,12 @@ func parseProvider(field string, rp rawProvider, getenv func(string) string, env
 	if credentials != 1 {
 		return nil, fieldErr(field, "needs exactly one of api_key_env (recommended), api_key, or \"auth\": \"passthrough\"")
 	}
+	settings := rp.Settings
 	switch rp.Auth {
 	case "", "passthrough":
 		p.passthrough = rp.Auth == "passthrough"
-	case "bearer": // an Entra token instead of the key header, where the dialect takes one
-		if err := translate.CheckProviderKey(dialect, "auth", rp.Auth); err != nil {
-			return nil, fieldErr(field+".auth", "%v", err)
-		}
-		p.entraToken = true
-	default:
-		return nil, fieldErr(field+".auth", "%q is not one of passthrough, bearer", rp.Auth)
+	default: // another way to send the gateway's key, where the dialect has one ("bearer": an Entra token)
+		settings = append(slices.Clip(settings), translate.Setting{Key: "auth", Value: rp.Auth})
 	}
 	p.key = rp.APIKey
 	if rp.APIKeyEnv != "" {
@@ -510,16 +514,10 @@ func parseProvider(field string, rp rawProvider, getenv func(string) string, env
 		}
 		p.apiVersion = rp.APIVersion
 	}
-	for _, k := range [...]struct{ key, value string }{{"extra_parameters", rp.ExtraParameters}, {"chain_id", rp.ChainID}} {
-		if k.value == "" {
-			continue
-		}
-		if err := translate.CheckProviderKey(dialect, k.key, k.value); err != nil {
-			return nil, fieldErr(field+"."+k.key, "%v", err)
-		}
+	var serr *translate.SettingError
+	if p.settings, serr = gateway.With(dialect, translate.ProviderSetting, settings); serr != nil {
+		return nil, settingErr(field+".", serr)
 	}
-	p.extraParameters, _ = translate.ParseExtraParameters(rp.ExtraParameters)
-	p.chainID = orDefault(rp.ChainID, "")
 	if err := checkHostedTools(rp.HostedTools); err != nil {
 		return nil, fieldErr(field+".hosted_tools", "%v", err)
 	}
@@ -531,7 +529,7 @@ func parseProvider(field string, rp rawProvider, getenv func(string) string, env
 		return nil, fieldErr(field+".models", "is empty: list the models this provider serves (\"*\" for all)")
 	}
 	if !p.passthrough && p.key != "" {
-		p.authHeaders = translate.ProviderAuthHeaders(p.dialect, p.key, p.entraToken)
+		p.authHeaders = translate.ProviderAuthHeaders(p.dialect, p.key, &p.settings)
 	}
 	return p, nil
 }
@@ -553,7 +551,7 @@ func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {
 		return modelRoute{}, fieldErr(field+".name", "%v", err)
 	}
 	route := modelRoute{provider: p, pattern: pattern, label: metricLabel(rm.Name), model: rm.Model,
-		deployment: rm.Deployment, chainID: rm.ChainID, chatOnly: rm.ChatOnly, head: &headCache{}}
+		chatOnly: rm.ChatOnly, head: &translate.HeadCache{}}
 	if strings.ContainsAny(rm.Model, "\r\n\x00") {
 		return route, fieldErr(field+".model", "contains a line break or NUL")
 	}
@@ -564,13 +562,9 @@ func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {
 		return route, fieldErr(field+".hosted_tools", "%s", hostedToolsNotBridged)
 	}
 	route.dropHostedTools = orDefault(rm.HostedTools, p.hostedTools) == hostedToolsDrop
-	for _, k := range [...]struct{ key, value string }{{"deployment", rm.Deployment}, {"chain_id", rm.ChainID}} {
-		if k.value == "" {
-			continue
-		}
-		if err := translate.CheckModelKey(p.dialect, k.key, k.value); err != nil {
-			return route, fieldErr(field+"."+k.key, "%v", err)
-		}
+	var serr *translate.SettingError
+	if route.settings, serr = p.settings.With(p.dialect, translate.ModelSetting, rm.Settings); serr != nil {
+		return route, settingErr(field+".", serr)
 	}
 	return route, nil
 }
@@ -696,8 +690,8 @@ func warnAPIVersions(c *config, warn func(format string, args ...any)) {
 // allChatOnly reports whether every model entry of the provider is marked chat_only.
 func (c *config) allChatOnly(p *provider) bool {
 	found := false
-	for _, r := range c.exact {
-		if r.provider == p {
+	for _, candidates := range c.exact {
+		if r := candidates[0]; r.provider == p {
 			found = true
 			if !r.chatOnly {
 				return false

@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/aidialect/aidialect/internal/jsonscan"
+	"github.com/aidialect/aidialect/translate"
 )
 
 // The configuration is decoded with gjson rather than encoding/json: reflection-based decoding would add
@@ -55,8 +56,6 @@ func decodeRawConfig(root gjson.Result) (rawConfig, error) {
 			return decodeInt(path, v, &c.MaxEventBytes)
 		case "body_wait_seconds":
 			return decodeInt(path, v, &c.BodyWaitSeconds)
-		case "onchain_data":
-			return decodeString(path, v, &c.OnchainData)
 		case "unknown_paths":
 			return decodeString(path, v, &c.UnknownPaths)
 		case "usage":
@@ -64,7 +63,7 @@ func decodeRawConfig(root gjson.Result) (rawConfig, error) {
 		case "response_binding_key_env":
 			return decodeString(path, v, &c.ResponseBindingKeyEnv)
 		}
-		return unknownKey(path)
+		return decodeSetting(translate.GatewaySetting, key, path, v, &c.Settings)
 	})
 	return c, err
 }
@@ -92,10 +91,6 @@ func decodeProvider(field string, v gjson.Result) (rawProvider, error) {
 			return decodeString(path, v, &p.Auth)
 		case "api_version":
 			return decodeString(path, v, &p.APIVersion)
-		case "extra_parameters":
-			return decodeString(path, v, &p.ExtraParameters)
-		case "chain_id":
-			return decodeString(path, v, &p.ChainID)
 		case "hosted_tools":
 			return decodeString(path, v, &p.HostedTools)
 		case "models":
@@ -107,24 +102,32 @@ func decodeProvider(field string, v gjson.Result) (rawProvider, error) {
 						return decodeString(path, v, &m.Name)
 					case "model":
 						return decodeString(path, v, &m.Model)
-					case "deployment":
-						return decodeString(path, v, &m.Deployment)
-					case "chain_id":
-						return decodeString(path, v, &m.ChainID)
 					case "chat_only":
 						return decodeBool(path, v, &m.ChatOnly)
 					case "hosted_tools":
 						return decodeString(path, v, &m.HostedTools)
 					}
-					return unknownKey(path)
+					return decodeSetting(translate.ModelSetting, key, path, v, &m.Settings)
 				})
 				p.Models = append(p.Models, m)
 				return err
 			})
 		}
-		return unknownKey(path)
+		return decodeSetting(translate.ProviderSetting, key, path, v, &p.Settings)
 	})
 	return p, err
+}
+
+// decodeSetting keeps a key some dialect takes at this level (a string) for translate to check and apply, and
+// refuses any other key as unknown.
+func decodeSetting(level translate.SettingLevel, key, path string, v gjson.Result, settings *[]translate.Setting) error {
+	if !translate.IsSettingKey(level, key) {
+		return unknownKey(path)
+	}
+	var value string
+	err := decodeString(path, v, &value)
+	*settings = append(*settings, translate.Setting{Key: key, Value: value})
+	return err
 }
 
 func unknownKey(path string) error {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/aidialect/aidialect/translate"
+
 	"fmt"
 	"reflect"
 	"strconv"
@@ -173,13 +175,16 @@ func TestDecodeValues(t *testing.T) {
 		{"every top-level key", `{"providers":[],"consumers":[],"default_provider":"d","routing_header":"r","path_prefix":"/x",
 			"max_request_bytes":1,"max_event_bytes":2,"body_wait_seconds":0,"onchain_data":"strip","unknown_paths":"reject","usage":"force"}`,
 			rawConfig{DefaultProvider: "d", RoutingHeader: "r", PathPrefix: "/x", MaxRequestBytes: intp(1), MaxEventBytes: intp(2),
-				BodyWaitSeconds: intp(0), OnchainData: "strip", UnknownPaths: "reject", Usage: "force"}},
+				BodyWaitSeconds: intp(0), UnknownPaths: "reject", Usage: "force",
+				Settings: []translate.Setting{{Key: "onchain_data", Value: "strip"}}}},
 		{"every provider and models key", `{"providers":[{"name":"n","dialect":"azure-ai","host":"h","base_path":"/b","api_key":"k",
 			"api_key_env":"E","auth":"bearer","api_version":"v","extra_parameters":"drop","chain_id":"1",
 			"models":[{"name":"m","model":"M","deployment":"D","chain_id":"2"},{"name":"g-*"}]}]}`,
 			rawConfig{Providers: []rawProvider{{Name: "n", Dialect: "azure-ai", Host: "h", BasePath: strp("/b"), APIKey: "k",
-				APIKeyEnv: "E", Auth: "bearer", APIVersion: "v", ExtraParameters: "drop", ChainID: "1",
-				Models: []rawModel{{Name: "m", Model: "M", Deployment: "D", ChainID: "2"}, {Name: "g-*"}}}}}},
+				APIKeyEnv: "E", Auth: "bearer", APIVersion: "v",
+				Settings: []translate.Setting{{Key: "extra_parameters", Value: "drop"}, {Key: "chain_id", Value: "1"}},
+				Models: []rawModel{{Name: "m", Model: "M", Settings: []translate.Setting{{Key: "deployment", Value: "D"},
+					{Key: "chain_id", Value: "2"}}}, {Name: "g-*"}}}}}},
 		{"base_path given empty is not base_path absent", `{"providers":[{"name":"a","base_path":""},{"name":"b"}]}`,
 			rawConfig{Providers: []rawProvider{{Name: "a", BasePath: strp("")}, {Name: "b"}}}},
 		{"every consumer key, in order", `{"consumers":[{"name":"a","key_sha256":"00","models":["x","y-*"]},{"name":"b"}]}`,
@@ -210,8 +215,8 @@ func describeRaw(c rawConfig) string {
 		}
 		return strconv.Itoa(*p)
 	}
-	s := fmt.Sprintf("top: %q %q %q %q %q %q ints: %s %s %s", c.DefaultProvider, c.RoutingHeader, c.PathPrefix,
-		c.OnchainData, c.UnknownPaths, c.Usage, deref(c.MaxRequestBytes), deref(c.MaxEventBytes), deref(c.BodyWaitSeconds))
+	s := fmt.Sprintf("top: %q %q %q %v %q %q ints: %s %s %s", c.DefaultProvider, c.RoutingHeader, c.PathPrefix,
+		c.Settings, c.UnknownPaths, c.Usage, deref(c.MaxRequestBytes), deref(c.MaxEventBytes), deref(c.BodyWaitSeconds))
 	for _, p := range c.Providers {
 		bp := "<nil>"
 		if p.BasePath != nil {

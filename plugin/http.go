@@ -13,17 +13,78 @@ import (
 	"github.com/aidialect/aidialect/translate"
 )
 
-// responseMode is how the answer to a request is handled.
+// The lifecycle of an exchange is two phases, one per direction, each moved forward by the callbacks
+// (docs/architecture.md draws them). Each invariant is a property of a phase: a request in requestBodyArriving
+// went upstream with its headers and nothing of its body; once the answer is answerFlowing, no local reply
+// is possible; an answer in answerEnded or answerFailed has given the client its last bytes.
+
+// requestPhase is where the client's request is.
+type requestPhase uint8
+
+const (
+	// requestArriving: the request headers have not been read (or failed before a decision).
+	requestArriving requestPhase = iota
+	// requestNotOurs: an unknown path, passed on untouched, headers and body.
+	requestNotOurs
+	// requestHeldForBody: the headers are held until the body names the model; no attempt yet.
+	requestHeldForBody
+	// requestBodyArriving: routed on the request line, the headers went upstream; the body is held until
+	// it is whole and checked.
+	requestBodyArriving
+	// requestSent: checked, rendered for the attempt and released upstream.
+	requestSent
+	// requestCutShort: the answer began before the body was sent (an upstream's or Envoy's early answer):
+	// the rest of the body is held, never checked nor forwarded, and the answer keeps the exchange it began
+	// with.
+	requestCutShort
+)
+
+// answerPhase is where the answer to the client is.
+type answerPhase uint8
+
+const (
+	// answerAwaited: no response headers yet; a local reply is possible.
+	answerAwaited answerPhase = iota
+	// answerLocal: the filter answered locally; its reply passes back through the response callbacks
+	// untouched (docs/envoy-host.md section 5).
+	answerLocal
+	// answerHeld: the upstream's response headers are held until the JSON body says which headers to add;
+	// a local reply is still possible.
+	answerHeld
+	// answerFlowing: the response headers went to the client; the body is handled as the attempt's mode
+	// says.
+	answerFlowing
+	// answerEnded: the client got its last event (the stream closed, or failed with an error event): the
+	// rest of the upstream's stream has nothing more for it.
+	answerEnded
+	// answerFailed: the filter failed mid-answer (a panic): the client got an error in its dialect, and the
+	// rest of the body is dropped.
+	answerFailed
+)
+
+// localReplyPossible reports whether a local reply can still answer the client: nothing of an upstream
+// answer went to it, and it was not answered already.
+func (a answerPhase) localReplyPossible() bool { return a == answerAwaited || a == answerHeld }
+
+// responseMode is how an attempt's answer body is handled.
 type responseMode uint8
 
 const (
-	responseUntouched responseMode = iota // not ours (unknown path), or unreadable (content-encoding)
+	responseUntouched responseMode = iota // not ours, unreadable (content-encoding), or without a body
 	responseJSON                          // buffered, translated at the end
 	responseError                         // buffered, translated into the client's envelope
 	responseStream                        // SSE, translated chunk by chunk
-	responseLocal                         // our own local reply coming back through the filter
-	responseFailed                        // the filter failed mid-answer (a panic): the rest of the body is dropped
 )
+
+// upstreamAttempt is the attempt side of an exchange: one candidate provider, the request rendered for it,
+// and its answer. The request side (httpContext's req, clientKey, consumer and the parsed body) does not
+// change from one attempt to the next.
+type upstreamAttempt struct {
+	route modelRoute
+	translate.Attempt
+	mode   responseMode
+	status int
+}
 
 // httpContext is one request/response exchange.
 type httpContext struct {
@@ -35,22 +96,21 @@ type httpContext struct {
 	watchSince, watchSlot int
 	cfg                   *config
 	metrics               *metrics
-	state                 *requestState
+	state                 *requestState // the parsed request body and the stream translator, pooled
 
+	// The request side: what the client sent and who it is, whichever provider serves it.
 	req       translate.ClientRequest
 	clientKey string
 	consumer  *consumer
-	route     modelRoute
-	routed    bool // a provider was chosen
-	target    translate.Target
-	// headersSent: request headers went on (Continue), so they may no longer be edited.
-	headersSent bool
-	// requestDone: the body was checked and rendered (or refused); later request callbacks pass it on.
-	requestDone bool
-	// answeredEarly: the answer began before the request was done (a request routed on its request line goes
-	// upstream with its headers, and the upstream, or Envoy, may answer at once): the rest of the request is
-	// neither checked nor forwarded, and nothing of the answer's state changes under it.
-	answeredEarly bool
+	// candidates are the routes that may serve the request, in order (one today).
+	candidates []modelRoute
+	request    requestPhase
+
+	// The attempt side: attempts counts the attempts made (0 until the model resolved), up is the current.
+	attempts int
+	up       upstreamAttempt
+	answer   answerPhase
+
 	// requestBuffered and responseBuffered are the sizes of the bodies Envoy holds for the filter, as the last
 	// body callback reported them: a trailers callback, which reports none, reads that much.
 	requestBuffered, responseBuffered int
@@ -58,22 +118,13 @@ type httpContext struct {
 	// still replace it; without one, Envoy has no body there and refuses any write (docs/envoy-host.md
 	// section 4). inResponseTrailers: the trailers callback is running.
 	responseBodyHeld, inResponseTrailers bool
-	dropped                              []string
-	droppedMore                          int // dropped parameters past those listed in dropped
-	exchange                             translate.Exchange
 
-	mode         responseMode
-	status       int
-	holdHeaders  bool // response headers paused until the body tells which headers to add
-	streamFailed bool
-	streamClosed bool
 	// emit is emitPiece as a func value; pieceChunk the body chunk the current callback was given, pieces
 	// the pieces of output it sent so far, manyPieces whether it may send more than one.
 	emit           func(piece []byte)
 	pieceChunk     []byte
 	pieces         int
 	manyPieces     bool
-	responseBegun  bool // response headers went downstream: a local reply is no longer possible
 	localReplyCode int
 	reqHeaders     headerList // read once in OnHttpRequestHeaders, written once when the route is applied
 	respHeaders    headerList // read once in OnHttpResponseHeaders, written once when released
@@ -104,7 +155,7 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 		// many times it sent it (the whole map is written back: one remove call takes one copy on some hosts).
 		h.reqHeaders.del(h.cfg.routingHeader)
 		h.reqHeaders.writeRequest()
-		h.headersSent = true
+		h.request = requestNotOurs
 		return types.ActionContinue
 	}
 	if detectErr != nil {
@@ -155,45 +206,54 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	}
 	model, inRequestLine := h.req.ModelFromHeaders()
 	if !inRequestLine {
+		h.request = requestHeldForBody
 		if h.cfg.bodyWaitSeconds > 0 {
 			h.plugin.watch.add(h)
 		}
 		return types.ActionPause
 	}
-	upstream, err := h.chooseRoute(model)
+	if err := h.resolveCandidates(model); err != nil {
+		return h.reply(req.Dialect, err)
+	}
+	upstream, err := h.beginAttempt(model)
 	if err != nil {
 		return h.reply(req.Dialect, err)
 	}
 	// The body may still change size: Envoy must not forward the client's content-length.
 	h.applyRequestHeaders(upstream, -1)
-	h.headersSent = true
+	h.request = requestBodyArriving
 	return types.ActionContinue
 }
 
-// chooseRoute resolves the model to a provider, checks the consumer may use it, and renders the request line.
-func (h *httpContext) chooseRoute(model string) (translate.UpstreamHead, *translate.Error) {
+// resolveCandidates finds the routes that may serve the model and checks the consumer may use it.
+func (h *httpContext) resolveCandidates(model string) *translate.Error {
 	if model == "" {
-		return translate.UpstreamHead{}, translate.NewError(translate.ErrInvalidParameter, "model", "the request names no model: set \"model\" in the body")
+		return translate.NewError(translate.ErrInvalidParameter, "model", "the request names no model: set \"model\" in the body")
 	}
-	route, ok := h.cfg.resolve(model)
-	if !ok {
-		return translate.UpstreamHead{}, translate.NewError(translate.ErrModelNotFound, "model",
+	if h.candidates = h.cfg.resolve(model); len(h.candidates) == 0 {
+		return translate.NewError(translate.ErrModelNotFound, "model",
 			"the model "+quoteBounded(model)+" does not exist on this gateway: GET /v1/models lists the models it serves")
 	}
 	if h.consumer != nil && !h.consumer.allows(model) {
-		return translate.UpstreamHead{}, translate.NewError(translate.ErrModelNotAllowed, "model",
+		return translate.NewError(translate.ErrModelNotAllowed, "model",
 			"your key may not use the model "+quoteBounded(model)+": ask the gateway operator for access")
 	}
-	h.route, h.routed = route, true
-	h.target = route.target(model)
-	// What the route decides of the exchange, for an answer that comes before the body was read (routed on
-	// the request line); finishRequest completes it from the body.
-	h.exchange = translate.Exchange{Client: h.req.Dialect, Provider: h.target.Dialect, Op: h.req.Op, Onchain: h.cfg.onchain}
+	return nil
+}
+
+// beginAttempt starts the next attempt, toward the next candidate, and renders its request line. Until its
+// body is rendered, the attempt answers from what the request line says (an answer may come before the body
+// was read).
+func (h *httpContext) beginAttempt(model string) (translate.UpstreamHead, *translate.Error) {
+	route := h.candidates[h.attempts]
+	h.attempts++
+	target := h.cfg.target(&route, model)
 	if h.consumer != nil {
-		h.target.Binding = translate.ResponseBinding{Key: route.provider.bindingKey, Consumer: h.consumer.name,
+		target.Binding = translate.ResponseBinding{Key: route.provider.bindingKey, Consumer: h.consumer.name,
 			Provider: route.provider.name}
 	}
-	return h.route.renderHead(&h.req, &h.target)
+	h.up = upstreamAttempt{route: route, Attempt: translate.NewAttempt(&h.req, &target)}
+	return h.up.Head(&h.req, route.head)
 }
 
 // OnHttpRequestBody buffers the body, then renders it for the provider. When the route waited for the body,
@@ -232,11 +292,11 @@ func (h *httpContext) OnHttpRequestTrailers(int) (action types.Action) {
 func (h *httpContext) requestSettled() (done bool, action types.Action) {
 	h.plugin.watch.remove(h)
 	switch {
-	case h.mode == responseLocal:
+	case h.answer == answerLocal:
 		return true, types.ActionPause
-	case !h.req.Known() || h.req.Op == translate.OpListModels || h.requestDone:
+	case h.request == requestArriving || h.request == requestNotOurs || h.request == requestSent:
 		return true, types.ActionContinue
-	case h.answeredEarly:
+	case h.request == requestCutShort:
 		// Held until the answer ends, when Envoy ends the exchange and drops it: unchecked, it must not go
 		// upstream, and the answer under way must keep the exchange and buffers it began with.
 		return true, types.ActionPause
@@ -247,7 +307,6 @@ func (h *httpContext) requestSettled() (done bool, action types.Action) {
 // finishRequest checks the whole buffered body, routes on it when the request line did not, renders it for
 // the provider and releases the request. It runs once, at end_of_stream or in the trailers callback.
 func (h *httpContext) finishRequest(bodySize int) types.Action {
-	h.requestDone = true
 	// Counted before the read, so that garbage left by earlier bodies is collected before this one is copied in.
 	h.plugin.pool.handled(bodySize)
 	raw, err := getBody(bufferRequestBody, 0, bodySize)
@@ -263,20 +322,24 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	}
 	h.req.RefineWithBody(body)
 	var head translate.UpstreamHead
-	if !h.headersSent {
+	headersHeld := h.request == requestHeldForBody
+	h.request = requestSent // or refused below: either way, later request callbacks pass on
+	if headersHeld {
+		if rerr := h.resolveCandidates(body.Model); rerr != nil {
+			return h.reply(h.req.Dialect, rerr)
+		}
 		var rerr *translate.Error
-		if head, rerr = h.chooseRoute(body.Model); rerr != nil {
+		if head, rerr = h.beginAttempt(body.Model); rerr != nil {
 			return h.reply(h.req.Dialect, rerr)
 		}
 	}
-	h.target.ForceStreamUsage = h.cfg.forceUsage
 	dst := h.state.out[:0]
 	if need := len(raw) + len(raw)/8 + 256; cap(dst) < need {
 		// Rendering writes the whole body once: sized up front, a large body is not grown by doubling through
 		// a trail of garbage copies, whose freed gaps would grow linear memory (it never shrinks).
 		dst = make([]byte, 0, need)
 	}
-	out, rerr := translate.RenderBody(dst, &h.req, body, &h.target)
+	out, rerr := h.up.Render(dst, &h.req, body)
 	if rerr != nil {
 		return h.reply(h.req.Dialect, rerr)
 	}
@@ -286,15 +349,8 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 			return h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "", "replacing the request body failed: "+err.Error()))
 		}
 	}
-	h.dropped, h.droppedMore = out.Dropped, out.DroppedMore
-	h.exchange = translate.Exchange{
-		Client: h.req.Dialect, Provider: h.target.Dialect, Op: h.req.Op, Onchain: h.cfg.onchain,
-		IncludeUsage: body.IncludeUsage, StripUsageChunk: out.ForcedUsage, Tools: body.HasTools(), Bridge: out.Bridge,
-		Binding: h.target.Binding,
-	}
-	if !h.headersSent {
+	if headersHeld {
 		h.applyRequestHeaders(head, len(out.Body))
-		h.headersSent = true
 	}
 	return types.ActionContinue
 }
@@ -302,7 +358,7 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 // applyRequestHeaders makes every request-header edit at once; callers do this only while the headers are
 // still held (docs/envoy-host.md section 1).
 func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLength int) {
-	p := h.route.provider
+	p := h.up.route.provider
 	// Collected, then made in one rebuild of the list (headerList.apply): the same result as making them
 	// one by one, without a pass and a copy of the list per edit.
 	var edits headerEdits
@@ -316,7 +372,7 @@ func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLengt
 	if p.passthrough {
 		auth = nil
 		if h.clientKey != "" {
-			auth = translate.ProviderAuthHeaders(p.dialect, h.clientKey, p.entraToken)
+			auth = translate.ProviderAuthHeaders(p.dialect, h.clientKey, &h.up.route.settings)
 		}
 	} else {
 		// With the gateway's key, the organization or project billed is the operator's choice, not the client's.
@@ -354,37 +410,39 @@ func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLengt
 func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action types.Action) {
 	defer h.recoverPanic(&action)
 	h.injectFault("OnHttpResponseHeaders")
-	if h.mode == responseLocal {
-		// Our own local reply passing back through: it is already in the client's dialect.
-		h.responseBegun = true
+	if h.answer == answerLocal {
+		return types.ActionContinue // our own local reply passing back through: already in the client's dialect
+	}
+	switch h.request {
+	case requestBodyArriving:
+		h.request = requestCutShort
+	case requestSent:
+	default:
+		// Not ours, or an answer (another filter's, Envoy's) to a request whose headers were still held.
+		h.answer = answerFlowing
 		return types.ActionContinue
 	}
-	if !h.routed || !h.headersSent {
-		h.responseBegun = true
-		return types.ActionContinue
-	}
-	h.answeredEarly = !h.requestDone
 	enc, contentType := h.readResponseHead()
-	if h.answeredEarly && h.status < 300 {
+	if h.request == requestCutShort && h.up.status < 300 {
 		// A request routed on its request line went upstream with its headers alone: a success now answers
 		// no request the client sent (an error, such as a 401 or Envoy's own 503, is translated as usual).
-		proxywasm.LogWarnf("aidialect: %s answered %d before it was sent the whole request; answered the client with an error instead", h.route.provider.name, h.status)
-		return h.reply(h.exchange.Client, translate.NewError(translate.ErrUpstreamEarlyAnswer, "",
-			"provider "+quoteBounded(h.route.provider.name)+" answered "+strconv.Itoa(h.status)+
+		proxywasm.LogWarnf("aidialect: %s answered %d before it was sent the whole request; answered the client with an error instead", h.up.route.provider.name, h.up.status)
+		return h.reply(h.up.Client(), translate.NewError(translate.ErrUpstreamEarlyAnswer, "",
+			"provider "+quoteBounded(h.up.route.provider.name)+" answered "+strconv.Itoa(h.up.status)+
 				" before the gateway had sent it the whole request: retry the request"))
 	}
-	if h.status >= 300 && h.status < 400 {
+	if h.up.status >= 300 && h.up.status < 400 {
 		// No LLM API answers with a redirect, and following one would send the client, with its gateway key,
 		// wherever the upstream's Location says; its body and Location may also echo the provider key.
-		proxywasm.LogWarnf("aidialect: %s answered %d (a redirect); answered the client with an error instead", h.route.provider.name, h.status)
-		return h.reply(h.exchange.Client, translate.NewError(translate.ErrUpstreamRedirect, "",
-			"provider "+quoteBounded(h.route.provider.name)+" answered a redirect ("+strconv.Itoa(h.status)+
+		proxywasm.LogWarnf("aidialect: %s answered %d (a redirect); answered the client with an error instead", h.up.route.provider.name, h.up.status)
+		return h.reply(h.up.Client(), translate.NewError(translate.ErrUpstreamRedirect, "",
+			"provider "+quoteBounded(h.up.route.provider.name)+" answered a redirect ("+strconv.Itoa(h.up.status)+
 				"), which this gateway never follows: the operator should check its host and base_path"))
 	}
 	// The edits are made in one rebuild of the list (headerList.apply), in a kept buffer unless the list is
 	// held for the body's headers.
 	var edits headerEdits
-	if !h.route.provider.passthrough {
+	if !h.up.route.provider.passthrough {
 		// OpenAI names the organization and project the gateway's key bills (openai-organization: the
 		// operator's org id): the operator's, not for every consumer to read.
 		for _, name := range translate.ClientAccountHeaders {
@@ -394,15 +452,15 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	if enc != "" && !strings.EqualFold(enc, "identity") {
 		// We asked for identity; a body we cannot read is forwarded as is, and counted.
 		h.metrics.countError(codeUpstreamEncoded)
-		proxywasm.LogWarnf("aidialect: %s answered with content-encoding %q; forwarded untranslated", h.route.provider.name, enc)
+		proxywasm.LogWarnf("aidialect: %s answered with content-encoding %q; forwarded untranslated", h.up.route.provider.name, enc)
 		h.writeResponseHeaders(edits.list()) // redacted values, the account headers removed
-		h.responseBegun = true
+		h.answer = answerFlowing
 		return types.ActionContinue
 	}
-	if len(h.dropped) > 0 {
-		edits.set("x-aidialect-dropped-params", droppedParamsHeader(h.dropped, h.droppedMore))
+	if dropped, more := h.up.Dropped(); len(dropped) > 0 {
+		edits.set("x-aidialect-dropped-params", droppedParamsHeader(dropped, more))
 	}
-	if omitted := h.exchange.Bridge.EchoOmitted(); len(omitted) > 0 && h.status >= 200 && h.status < 300 {
+	if omitted := h.up.EchoOmitted(); len(omitted) > 0 && h.up.status >= 200 && h.up.status < 300 {
 		// The bridged Response leaves out of its echo the request values past its budget: said, not silent.
 		edits.set("x-aidialect-echo-omitted", droppedParamsHeader(omitted, 0))
 	}
@@ -410,33 +468,33 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		h.writeResponseHeaders(edits.list())
 		return h.bodylessAnswer(contentType)
 	}
-	switch {
-	case h.status >= 400:
-		h.mode = responseError
-		if status := translate.ClientErrorStatus(h.exchange.Client, h.status); status != h.status {
-			edits.set(":status", strconv.Itoa(status))
+	switch status := h.up.status; {
+	case status >= 400:
+		h.up.mode = responseError
+		if clientStatus := h.up.ErrorStatus(status); clientStatus != status {
+			edits.set(":status", strconv.Itoa(clientStatus))
 		}
 		edits.set("content-type", "application/json")
 		edits.del("content-length")
-	case h.status >= 200 && h.status < 300 && isEventStream(contentType):
-		h.mode = responseStream
+	case status >= 200 && status < 300 && isEventStream(contentType):
+		h.up.mode = responseStream
 		if h.state == nil {
 			h.state = h.plugin.pool.get()
 		}
-		h.state.stream.Reset(h.exchange, h.cfg.maxEventBytes)
+		h.up.StartStream(&h.state.stream, h.cfg.maxEventBytes)
 		edits.del("content-length")
-	case h.status >= 200 && h.status < 300:
-		h.mode = responseJSON
+	case status >= 200 && status < 300:
+		h.up.mode = responseJSON
 		edits.del("content-length")
-		if translate.AnswerHeadersFromBody(&h.exchange) {
+		if h.up.HeadersFromBody() {
 			// Written with the onchain headers once the body is read (finishBufferedAnswer).
 			h.respHeaders.apply(edits.list())
-			h.holdHeaders = true
+			h.answer = answerHeld
 			return types.ActionPause
 		}
 	}
 	h.writeResponseHeaders(edits.list())
-	h.responseBegun = true
+	h.answer = answerFlowing
 	return types.ActionContinue
 }
 
@@ -474,7 +532,7 @@ func (h *httpContext) redactResponseTrailers() {
 	}
 }
 
-// readResponseHead reads the upstream's response headers in one host call: it sets h.status, returns the
+// readResponseHead reads the upstream's response headers in one host call: it sets the attempt's status, returns the
 // content-encoding and content-type, and replaces any value that holds a provider key, since an upstream
 // may echo the request's credentials back. (Bodies are redacted where they are translated; a body in an
 // encoding the filter cannot read is the one thing it cannot check.)
@@ -489,7 +547,7 @@ func (h *httpContext) readResponseHead() (encoding, contentType string) {
 		}
 		switch name { // Envoy hands header names over in lower case
 		case ":status":
-			h.status, _ = strconv.Atoi(value)
+			h.up.status, _ = strconv.Atoi(value)
 		case "content-encoding":
 			// Repeated, any coding other than identity means the body is encoded (a later "identity" must not
 			// make the filter read compressed bytes as JSON, or redact them, and forward them as read).
@@ -507,17 +565,17 @@ func (h *httpContext) readResponseHead() (encoding, contentType string) {
 // translated in place. An error is answered instead with its translation (the response headers are still
 // held, so a local reply is possible); a success has nothing a client could parse, and is counted.
 func (h *httpContext) bodylessAnswer(contentType string) types.Action {
-	proxywasm.LogWarnf("aidialect: %s answered %d without a body", h.route.provider.name, h.status)
-	switch {
-	case h.status >= 400:
-		status, body := translate.ErrorAnswer(h.exchange.Client, h.exchange.Provider, h.status, nil)
-		return h.sendLocal(status, body, [][2]string{{"content-type", "application/json"}})
-	case h.status >= 200 && h.status < 300 && isEventStream(contentType):
+	proxywasm.LogWarnf("aidialect: %s answered %d without a body", h.up.route.provider.name, h.up.status)
+	switch status := h.up.status; {
+	case status >= 400:
+		clientStatus, body := h.up.ErrorAnswer(status, nil)
+		return h.sendLocal(clientStatus, body, [][2]string{{"content-type", "application/json"}})
+	case status >= 200 && status < 300 && isEventStream(contentType):
 		h.metrics.countError(codeUpstreamStreamCut)
-	case h.status >= 200 && h.status < 300:
+	case status >= 200 && status < 300:
 		h.metrics.countError(codeUpstreamBadJSON)
 	}
-	h.responseBegun = true
+	h.answer = answerFlowing
 	return types.ActionContinue
 }
 
@@ -526,9 +584,14 @@ func (h *httpContext) bodylessAnswer(contentType string) types.Action {
 func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action types.Action) {
 	defer h.recoverAnswerPanic(&action)
 	h.injectFault("OnHttpResponseBody")
-	switch h.mode {
-	case responseFailed:
+	if h.answer == answerFailed {
 		h.dropResponseChunk()
+		return types.ActionContinue
+	}
+	if h.answer == answerLocal {
+		return types.ActionContinue
+	}
+	switch h.up.mode {
 	case responseStream:
 		return h.streamChunk(bodySize, endOfStream)
 	case responseJSON, responseError:
@@ -547,13 +610,19 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 	h.inResponseTrailers = true
 	defer h.recoverAnswerPanic(&action)
 	h.injectFault("OnHttpResponseTrailers")
-	if h.routed && h.mode != responseLocal {
+	if h.answer == answerLocal {
+		return types.ActionContinue
+	}
+	if h.attempts > 0 {
 		h.redactResponseTrailers()
 	}
-	switch h.mode {
+	if h.answer == answerFailed {
+		return types.ActionContinue
+	}
+	switch h.up.mode {
 	case responseStream:
-		if !h.streamClosed {
-			h.streamClosed = true
+		if h.answer == answerFlowing {
+			h.answer = answerEnded
 			h.closeStreamInTrailers()
 		}
 	case responseJSON, responseError:
@@ -561,10 +630,10 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 			// Headers, then trailers, and no body: Envoy holds no body to write the translation into, so the
 			// client gets the upstream's status and headers with an empty body.
 			h.metrics.countError(codeUpstreamBadJSON)
-			proxywasm.LogWarnf("aidialect: %s answered %d with trailers and no body; the client gets an empty body", h.route.provider.name, h.status)
-			if h.holdHeaders {
+			proxywasm.LogWarnf("aidialect: %s answered %d with trailers and no body; the client gets an empty body", h.up.route.provider.name, h.up.status)
+			if h.answer == answerHeld {
 				h.respHeaders.writeResponse()
-				h.holdHeaders = false
+				h.answer = answerFlowing
 			}
 			break
 		}
@@ -585,18 +654,18 @@ func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
 	// times): the first replaces the chunk, the others are appended, each redacted on its own.
 	h.beginPieces(chunk)
 	// A bridged stream's chunk may give several pieces, and the last chunk's output is followed by the end.
-	h.manyPieces = h.exchange.Bridge != nil || endOfStream
-	if !h.streamFailed && !h.streamClosed { // else the client already got its last event
+	h.manyPieces = h.state.stream.ManyPieces() || endOfStream
+	if h.answer == answerFlowing { // else the client already got its last event
 		if werr := h.state.stream.WriteTo(chunk, h.emit); werr != nil {
-			// Closed as well: the failure is the client's last event, and a trailers callback must not end
-			// the stream a second time.
-			h.streamFailed, h.streamClosed = true, true
+			// Ended: the failure is the client's last event, and a trailers callback must not end the stream
+			// a second time.
+			h.answer = answerEnded
 			h.metrics.countError(codeStreamEventTooBig)
-			proxywasm.LogWarnf("aidialect: %s sent a stream event over max_event_bytes (%d): %v", h.route.provider.name, h.cfg.maxEventBytes, werr)
+			proxywasm.LogWarnf("aidialect: %s sent a stream event over max_event_bytes (%d): %v", h.up.route.provider.name, h.cfg.maxEventBytes, werr)
 			h.emitPiece(h.state.stream.Failure(translate.NewError(translate.ErrUpstreamStream, "",
 				"the provider sent a stream event larger than this gateway accepts (max_event_bytes)")))
 		} else if endOfStream {
-			h.streamClosed = true
+			h.answer = answerEnded
 			h.closeStream()
 		}
 	}
@@ -674,7 +743,7 @@ func (h *httpContext) closeStreamInTrailers() {
 		what = "the error event that tells the client the stream was cut"
 	}
 	proxywasm.LogWarnf("aidialect: %s ended a stream with trailers before the stream's end: %s (%d bytes) "+
-		"cannot follow the last chunk in Envoy, so the client does not get it", h.route.provider.name, what, lost)
+		"cannot follow the last chunk in Envoy, so the client does not get it", h.up.route.provider.name, what, lost)
 }
 
 func (h *httpContext) countStreamEnd() {
@@ -682,7 +751,7 @@ func (h *httpContext) countStreamEnd() {
 	if s.Truncated() {
 		h.metrics.countError(codeUpstreamStreamCut)
 	}
-	h.metrics.countTokens(h.route.metricID, s.Usage())
+	h.metrics.countTokens(h.up.route.metricID, s.Usage())
 }
 
 // finishBufferedAnswer translates a complete JSON answer or error body.
@@ -693,24 +762,24 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 		proxywasm.LogWarnf("aidialect: reading the response body failed: %v", err)
 		return
 	}
-	if h.mode == responseError {
-		_, out := translate.ErrorAnswer(h.exchange.Client, h.exchange.Provider, h.status, body)
+	if h.up.mode == responseError {
+		_, out := h.up.ErrorAnswer(h.up.status, body)
 		h.replaceResponseBody(body, h.cfg.secrets.Redact(out))
 		return
 	}
 	if h.state == nil {
 		h.state = h.plugin.pool.get()
 	}
-	out, headers, usage, terr := translate.Answer(h.state.out[:0], &h.exchange, body)
-	h.metrics.countTokens(h.route.metricID, usage)
+	out, headers, usage, terr := h.up.Answer(h.state.out[:0], body)
+	h.metrics.countTokens(h.up.route.metricID, usage)
 	if terr != nil {
 		h.metrics.countError(codeUpstreamBadJSON)
-		proxywasm.LogWarnf("aidialect: %s answered %d with a body that is not JSON or cannot be translated (%v); forwarded as is (to a bridged Responses client: a failed Response)", h.route.provider.name, h.status, terr)
+		proxywasm.LogWarnf("aidialect: %s answered %d with a body that is not JSON or cannot be translated (%v); forwarded as is (to a bridged Responses client: a failed Response)", h.up.route.provider.name, h.up.status, terr)
 		if out == nil {
 			out = body
 		}
 	}
-	if h.holdHeaders {
+	if h.answer == answerHeld {
 		for _, hdr := range headers {
 			if h.cfg.secrets.FoundString(hdr.Value) {
 				hdr.Value = redact.Placeholder
@@ -718,9 +787,8 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 			h.respHeaders.set(hdr.Name, hdr.Value)
 		}
 		h.respHeaders.writeResponse()
-		h.holdHeaders = false
 	}
-	h.responseBegun = true
+	h.answer = answerFlowing
 	h.replaceResponseBody(body, h.cfg.secrets.Redact(out))
 }
 
@@ -744,11 +812,11 @@ func (h *httpContext) OnHttpStreamDone() {
 	h.plugin.watch.remove(h)
 	if h.req.Known() {
 		providerIndex := -1
-		if h.routed {
-			providerIndex = h.route.provider.index
+		if h.attempts > 0 {
+			providerIndex = h.up.route.provider.index
 		}
-		status := h.status
-		if h.mode == responseLocal {
+		status := h.up.status
+		if h.answer == answerLocal {
 			status = h.localReplyCode
 		}
 		if status != 0 {
@@ -764,7 +832,8 @@ func (h *httpContext) OnHttpStreamDone() {
 			// stream's text) is collected as it ends: until the next collection, the collector's goal stays
 			// at twice the heap it saw live during the exchange, and the next large exchange would grow linear
 			// memory beside this one's garbage instead of reusing it.
-			h.exchange, h.pieceChunk = translate.Exchange{}, nil
+			h.up.Release()
+			h.pieceChunk = nil
 			h.plugin.pool.collect()
 			return
 		}
@@ -783,7 +852,7 @@ func (h *httpContext) reply(client translate.Dialect, e *translate.Error) types.
 }
 
 func (h *httpContext) sendLocal(status int, body []byte, headers [][2]string) types.Action {
-	h.mode = responseLocal
+	h.answer, h.up.mode = answerLocal, responseUntouched
 	h.localReplyCode = status
 	if err := proxywasm.SendHttpResponse(uint32(status), headers, body, -1); err != nil {
 		proxywasm.LogErrorf("aidialect: sending a local reply failed: %v", err)
@@ -834,18 +903,18 @@ func (h *httpContext) recoverAnswerPanic(action *types.Action) {
 		return
 	}
 	h.panicked(r, action)
-	if h.inResponseTrailers && (h.mode == responseStream || !h.responseBodyHeld) {
+	switch {
+	case h.answer == answerLocal:
+		return
+	case h.inResponseTrailers && (h.up.mode == responseStream || !h.responseBodyHeld):
 		// Envoy holds no body in the trailers callback unless a body callback paused: nothing can be written,
 		// the client's answer just ends (counted and logged by panicked).
-		h.mode, h.streamFailed, h.streamClosed = responseFailed, true, true
+		h.answer = answerFailed
 		return
-	}
-	switch h.mode {
-	case responseFailed:
+	case h.answer == answerFailed:
 		h.dropResponseChunk()
 		return
-	case responseJSON, responseError, responseStream:
-	default:
+	case h.up.mode == responseUntouched:
 		return
 	}
 	var out []byte
@@ -857,14 +926,14 @@ func (h *httpContext) recoverAnswerPanic(action *types.Action) {
 		}()
 		e := translate.NewError(translate.ErrInternal, "", "the gateway failed while translating this answer; it has been logged")
 		switch {
-		case h.mode != responseStream:
-			out = e.Body(h.exchange.Client)
-		case !h.streamClosed:
+		case h.up.mode != responseStream:
+			out = e.Body(h.up.Client())
+		case h.answer != answerEnded:
 			out = h.state.stream.Failure(e)
 		}
 		out = h.cfg.secrets.Redact(out)
 	}()
-	h.mode, h.streamFailed, h.streamClosed = responseFailed, true, true
+	h.answer = answerFailed
 	if err := proxywasm.ReplaceHttpResponseBody(out); err != nil {
 		proxywasm.LogWarnf("aidialect: replacing the answer after a failure failed: %v", err)
 	}
@@ -884,7 +953,7 @@ func (h *httpContext) panicked(r any, action *types.Action) {
 	buf = buf[:runtime.Stack(buf, false)]
 	proxywasm.LogCriticalf("aidialect: recovered from a panic: %v\n%s", r, buf)
 	h.metrics.countError(codePanic)
-	if h.responseBegun || h.mode == responseLocal {
+	if !h.answer.localReplyPossible() {
 		*action = types.ActionContinue
 		return
 	}

@@ -59,16 +59,17 @@ func TestResolve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, ok := c.resolve(tt.model)
-			if ok != (tt.provider != "") {
-				t.Fatalf("resolve(%q) ok=%v, want %v", tt.model, ok, tt.provider != "")
+			candidates := c.resolve(tt.model)
+			if ok := len(candidates) > 0; ok != (tt.provider != "") {
+				t.Fatalf("resolve(%q) = %d candidates, want some: %v", tt.model, len(candidates), tt.provider != "")
 			}
-			if !ok {
-				if r.provider != nil {
-					t.Errorf("unresolved, yet provider %q", r.provider.name)
-				}
+			if len(candidates) == 0 {
 				return
 			}
+			if len(candidates) != 1 {
+				t.Fatalf("resolve(%q) = %d candidates, want 1 (one provider per models entry)", tt.model, len(candidates))
+			}
+			r := candidates[0]
 			if r.provider.name != tt.provider || r.label != tt.label {
 				t.Errorf("resolve(%q) = provider %q entry %q, want %q entry %q", tt.model, r.provider.name, r.label, tt.provider, tt.label)
 			}
@@ -173,22 +174,24 @@ func TestRouteTarget(t *testing.T) {
 		want  translate.Target
 	}{
 		{"gpt-4o", translate.Target{Dialect: translate.AzureOpenAI, BasePath: "/openai", APIVersion: "2024-06-01",
-			Deployment: "prod", Model: "gpt-4o"}},
+			Model: "gpt-4o", Settings: settingsOf(t, translate.AzureOpenAI, nil, "deployment", "prod")}},
 		{"gpt-4.1", translate.Target{Dialect: translate.AzureOpenAI, BasePath: "/openai", APIVersion: "2024-06-01",
 			Model: "gpt-x"}},
-		{"llama", translate.Target{Dialect: translate.AzureAI, BasePath: "/models", Deployment: "blue", Model: "Meta-Llama",
-			ExtraParameters: translate.ExtraPassThrough}},
-		{"i1", translate.Target{Dialect: translate.EternalAI, BasePath: "/v1", Model: "i1", ChainID: "1", DefaultChainID: "8453"}},
-		{"anything", translate.Target{Dialect: translate.EternalAI, BasePath: "/v1", Model: "anything", DefaultChainID: "8453"}},
+		{"llama", translate.Target{Dialect: translate.AzureAI, BasePath: "/models", Model: "Meta-Llama",
+			Settings: settingsOf(t, translate.AzureAI, []string{"extra_parameters", "pass-through"}, "deployment", "blue")}},
+		{"i1", translate.Target{Dialect: translate.EternalAI, BasePath: "/v1", Model: "i1",
+			Settings: settingsOf(t, translate.EternalAI, []string{"chain_id", "8453"}, "chain_id", "1")}},
+		{"anything", translate.Target{Dialect: translate.EternalAI, BasePath: "/v1", Model: "anything",
+			Settings: settingsOf(t, translate.EternalAI, []string{"chain_id", "8453"})}},
 		{"o3", translate.Target{Dialect: translate.OpenAI, BasePath: "", Model: "o3"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.model, func(t *testing.T) {
-			r, ok := c.resolve(tt.model)
-			if !ok {
-				t.Fatal("not resolved")
+			candidates := c.resolve(tt.model)
+			if len(candidates) != 1 {
+				t.Fatalf("%d candidates", len(candidates))
 			}
-			if got := r.target(tt.model); got != tt.want {
+			if got := c.target(&candidates[0], tt.model); got != tt.want {
 				t.Errorf("target\n%+v\nwant\n%+v", got, tt.want)
 			}
 		})
@@ -305,13 +308,14 @@ func TestRenderHeadCache(t *testing.T) {
 		{"and the next request is rendered", "gpt-4o", chat},
 	}
 	for _, st := range steps {
-		r, ok := c.resolve(st.model)
-		if !ok {
+		candidates := c.resolve(st.model)
+		if len(candidates) == 0 {
 			t.Fatalf("%s: %q not resolved", st.name, st.model)
 		}
-		target := r.target(st.model)
+		r := candidates[0]
+		target := c.target(&r, st.model)
 		req := st.req
-		got, gotErr := r.renderHead(&req, &target)
+		got, gotErr := r.head.Render(&req, &target)
 		want, wantErr := translate.RenderHead(&req, &target)
 		if refused := strings.HasPrefix(st.name, "an invalid"); refused != (wantErr != nil) {
 			t.Fatalf("%s: RenderHead error %v", st.name, wantErr)
@@ -320,4 +324,24 @@ func TestRenderHeadCache(t *testing.T) {
 			t.Errorf("%s: renderHead %+v %v\nRenderHead %+v %v", st.name, got, gotErr, want, wantErr)
 		}
 	}
+}
+
+// settingsOf is what translate makes of a provider's dialect settings (key, value pairs) and one model key
+// and value.
+func settingsOf(t *testing.T, d translate.Dialect, provider []string, model ...string) translate.Settings {
+	t.Helper()
+	pairs := func(kv []string) (list []translate.Setting) {
+		for i := 0; i+1 < len(kv); i += 2 {
+			list = append(list, translate.Setting{Key: kv[i], Value: kv[i+1]})
+		}
+		return list
+	}
+	s, err := (translate.Settings{}).With(d, translate.ProviderSetting, pairs(provider))
+	if err == nil {
+		s, err = s.With(d, translate.ModelSetting, pairs(model))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

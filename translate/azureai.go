@@ -93,11 +93,11 @@ func azureAIHeaders(head *UpstreamHead, req *ClientRequest, t *Target, version s
 		return e
 	}
 	head.Set = append(head.Set, Header{"extra-parameters", policy.headerValue(version)})
-	if t.Deployment != "" {
-		if !ValidDeployment(t.Deployment) {
+	if deployment := t.Settings.deployment; deployment != "" {
+		if !ValidDeployment(deployment) {
 			return NewError(ErrInvalidDeployment, "deployment", "the configured deployment is not a valid name")
 		}
-		head.Set = append(head.Set, Header{"azureml-model-deployment", t.Deployment})
+		head.Set = append(head.Set, Header{"azureml-model-deployment", deployment})
 	} else if req.Dialect != t.Dialect {
 		// Azure routes on this header. Only an Azure AI client's own header chose this route (it was the
 		// model that was resolved and authorised); from any other client it would pick a deployment the
@@ -117,7 +117,7 @@ func extraPolicy(req *ClientRequest, t *Target) (ExtraParameters, *Error) {
 		}
 		return p, nil
 	}
-	return t.ExtraParameters, nil
+	return t.Settings.extraParameters, nil
 }
 
 // clientPolicyHeader: an Azure AI client's own extra-parameters header decides toward an Azure AI provider.
@@ -182,12 +182,15 @@ const (
 
 // extraParametersKey is a provider's extra_parameters policy; a dialect with knownParams lists it among its
 // providerKeys.
-var extraParametersKey = configKey{name: "extra_parameters", check: func(v string) error {
-	if _, ok := ParseExtraParameters(v); !ok {
-		return fmt.Errorf("%q is not one of pass-through, drop, error", v)
-	}
-	return nil
-}}
+var extraParametersKey = configKey{name: "extra_parameters",
+	check: func(v string) error {
+		if _, ok := ParseExtraParameters(v); !ok {
+			return fmt.Errorf("%q is not one of pass-through, drop, error", v)
+		}
+		return nil
+	},
+	apply: func(s *Settings, v string) { s.extraParameters, _ = ParseExtraParameters(v) },
+}
 
 // ParseExtraParameters reads the extra_parameters configuration value; "ignore" is the old name of "drop".
 func ParseExtraParameters(s string) (ExtraParameters, bool) {

@@ -61,13 +61,13 @@ func TestAzureAIHeaders(t *testing.T) {
 			[]Header{{"extra-parameters", "ignore"}}, true, "", "", ""},
 		{"drop for a GA version", OpenAI, "", Target{}, "2025-04-01",
 			[]Header{{"extra-parameters", "drop"}}, true, "", "", ""},
-		{"pass-through in every version", OpenAI, "", Target{ExtraParameters: ExtraPassThrough}, older,
+		{"pass-through in every version", OpenAI, "", Target{Settings: Settings{extraParameters: ExtraPassThrough}}, older,
 			[]Header{{"extra-parameters", "pass-through"}}, true, "", "", ""},
-		{"error in every version", OpenAI, "", Target{ExtraParameters: ExtraError}, older,
+		{"error in every version", OpenAI, "", Target{Settings: Settings{extraParameters: ExtraError}}, older,
 			[]Header{{"extra-parameters", "error"}}, true, "", "", ""},
-		{"the configured deployment is sent", OpenAI, "", Target{Deployment: "llama-prod"}, newer,
+		{"the configured deployment is sent", OpenAI, "", Target{Settings: Settings{deployment: "llama-prod"}}, newer,
 			[]Header{{"extra-parameters", "drop"}, {"azureml-model-deployment", "llama-prod"}}, false, "", "", ""},
-		{"an invalid configured deployment refused", OpenAI, "", Target{Deployment: "a/b"}, newer,
+		{"an invalid configured deployment refused", OpenAI, "", Target{Settings: Settings{deployment: "a/b"}}, newer,
 			nil, false, ErrInvalidDeployment, "deployment", "the configured deployment is not a valid name"},
 		{"an azure-ai client's own model header is kept", AzureAI, "", Target{}, newer,
 			[]Header{{"extra-parameters", "drop"}}, false, "", "", ""},
@@ -75,22 +75,22 @@ func TestAzureAIHeaders(t *testing.T) {
 			[]Header{{"extra-parameters", "drop"}}, true, "", "", ""},
 		{"an eternalai client's model header is removed", EternalAI, "", Target{}, newer,
 			[]Header{{"extra-parameters", "drop"}}, true, "", "", ""},
-		{"the azure-ai client's header wins over the provider's", AzureAI, "pass-through", Target{ExtraParameters: ExtraDrop}, newer,
+		{"the azure-ai client's header wins over the provider's", AzureAI, "pass-through", Target{Settings: Settings{extraParameters: ExtraDrop}}, newer,
 			[]Header{{"extra-parameters", "pass-through"}}, false, "", "", ""},
 		{"the client's allow is pass-through", AzureAI, "allow", Target{}, newer,
 			[]Header{{"extra-parameters", "pass-through"}}, false, "", "", ""},
-		{"the client's ignore is drop", AzureAI, "ignore", Target{ExtraParameters: ExtraPassThrough}, "2025-04-01",
+		{"the client's ignore is drop", AzureAI, "ignore", Target{Settings: Settings{extraParameters: ExtraPassThrough}}, "2025-04-01",
 			[]Header{{"extra-parameters", "drop"}}, false, "", "", ""},
-		{"the client's drop is written ignore for 2024-04-01-preview", AzureAI, "drop", Target{ExtraParameters: ExtraError}, older,
+		{"the client's drop is written ignore for 2024-04-01-preview", AzureAI, "drop", Target{Settings: Settings{extraParameters: ExtraError}}, older,
 			[]Header{{"extra-parameters", "ignore"}}, false, "", "", ""},
-		{"the client's error", AzureAI, "error", Target{ExtraParameters: ExtraPassThrough}, newer,
+		{"the client's error", AzureAI, "error", Target{Settings: Settings{extraParameters: ExtraPassThrough}}, newer,
 			[]Header{{"extra-parameters", "error"}}, false, "", "", ""},
 		{"an invalid client header refused", AzureAI, "Pass-Through", Target{}, newer,
 			nil, false, ErrInvalidParameter, "extra-parameters",
 			`the extra-parameters header must be pass-through, drop or error, not "Pass-Through"`},
-		{"another dialect's client's header is not read", OpenAI, "bogus", Target{ExtraParameters: ExtraPassThrough}, newer,
+		{"another dialect's client's header is not read", OpenAI, "bogus", Target{Settings: Settings{extraParameters: ExtraPassThrough}}, newer,
 			[]Header{{"extra-parameters", "pass-through"}}, true, "", "", ""},
-		{"the client's header with a deployment", AzureAI, "error", Target{Deployment: "d1"}, newer,
+		{"the client's header with a deployment", AzureAI, "error", Target{Settings: Settings{deployment: "d1"}}, newer,
 			[]Header{{"extra-parameters", "error"}, {"azureml-model-deployment", "d1"}}, false, "", "", ""},
 	}
 	for _, tt := range tests {
@@ -155,7 +155,7 @@ func TestClientPolicyHeader(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := ClientRequest{Dialect: tt.client, Op: tt.op, PolicyHeader: tt.clientHeader}
-			target := Target{Dialect: AzureAI, ExtraParameters: tt.provider}
+			target := Target{Dialect: AzureAI, Settings: Settings{extraParameters: tt.provider}}
 			c := renderContext{req: &req, t: &target, target: AzureAI.spec(), source: tt.client.spec(),
 				strictParams: AzureAI.spec().knownParams[tt.op] != nil, policy: tt.provider} // as RenderBody sets them
 			err := clientPolicyHeader(&c)

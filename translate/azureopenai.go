@@ -66,9 +66,9 @@ var azureOpenAISpec = dialectSpec{
 	},
 	modelKeys: []configKey{deploymentKey},
 	// "auth": "bearer": an Entra token in Authorization instead of api-key.
-	providerKeys: []configKey{{name: "auth", check: func(v string) error {
-		return checkOneOf(v, "bearer")
-	}}},
+	providerKeys: []configKey{{name: "auth",
+		check: func(v string) error { return checkOneOf(v, "bearer") },
+		apply: func(s *Settings, _ string) { s.entraToken = true }}},
 }
 
 // responsesVersions: the Responses API is on the v1 surface and in the classic surface's api-versions from
@@ -100,7 +100,7 @@ func azureOpenAIPath(b []byte, req *ClientRequest, t *Target, version string) ([
 		}
 		return b, nil
 	}
-	deployment := firstNonEmpty(t.Deployment, t.Model)
+	deployment := firstNonEmpty(t.Settings.deployment, t.Model)
 	if !ValidDeployment(deployment) {
 		return b, NewError(ErrInvalidDeployment, "model", "the model name "+quoteForMessage(deployment)+
 			" cannot be an Azure deployment name (1-64 of A-Z a-z 0-9 . _ -): configure a deployment for it")
@@ -114,7 +114,7 @@ func azureOpenAIPath(b []byte, req *ClientRequest, t *Target, version string) ([
 // surface, and the Responses API on either surface, read the deployment from the body model (the entry's
 // deployment, else its model).
 func azureOpenAIBodyModel(req *ClientRequest, t *Target, version string) (string, bool) {
-	return firstNonEmpty(t.Deployment, t.Model), IsAzureOpenAIV1(version) || req.Op.responsesFamily()
+	return firstNonEmpty(t.Settings.deployment, t.Model), IsAzureOpenAIV1(version) || req.Op.responsesFamily()
 }
 
 // isAnnotationEvent reports Azure's content-filter annotation chunks: an empty object name, or no choices

@@ -13,7 +13,7 @@ import (
 // one (the deployment in the path, which must be a valid name).
 func TestAzureOpenAIPath(t *testing.T) {
 	gpt := Target{Dialect: AzureOpenAI, Model: "gpt-4o"}
-	prod := Target{Dialect: AzureOpenAI, Model: "gpt-4o", Deployment: "prod-1"}
+	prod := Target{Dialect: AzureOpenAI, Model: "gpt-4o", Settings: Settings{deployment: "prod-1"}}
 	tests := []struct {
 		name    string
 		op      Operation
@@ -48,7 +48,7 @@ func TestAzureOpenAIPath(t *testing.T) {
 			Target{Dialect: AzureOpenAI, Model: strings.Repeat("a", 65)}, "2024-10-21", "/openai", ErrInvalidDeployment,
 			`the model name "` + strings.Repeat("a", 64) + `..." cannot be an Azure deployment name (1-64 of A-Z a-z 0-9 . _ -): configure a deployment for it`},
 		{"a valid deployment wins over an invalid model", OpChatCompletions,
-			Target{Dialect: AzureOpenAI, Model: "org/model", Deployment: "d"}, "2024-10-21",
+			Target{Dialect: AzureOpenAI, Model: "org/model", Settings: Settings{deployment: "d"}}, "2024-10-21",
 			"/openai/deployments/d/chat/completions?api-version=2024-10-21", "", ""},
 	}
 	for _, tt := range tests {
@@ -80,12 +80,12 @@ func TestAzureOpenAIBodyModel(t *testing.T) {
 		want     string
 		wantBody bool
 	}{
-		{"classic: no body model", Target{Model: "gpt-4o", Deployment: "prod"}, "2024-10-21", "prod", false},
+		{"classic: no body model", Target{Model: "gpt-4o", Settings: Settings{deployment: "prod"}}, "2024-10-21", "prod", false},
 		{"classic preview: no body model", Target{Model: "gpt-4o"}, "2025-04-01-preview", "gpt-4o", false},
-		{"v1: the deployment", Target{Model: "gpt-4o", Deployment: "prod"}, "v1", "prod", true},
+		{"v1: the deployment", Target{Model: "gpt-4o", Settings: Settings{deployment: "prod"}}, "v1", "prod", true},
 		{"v1: the model when no deployment", Target{Model: "gpt-4o"}, "v1", "gpt-4o", true},
 		{"latest is the v1 surface", Target{Model: "gpt-4o"}, "latest", "gpt-4o", true},
-		{"preview is the v1 surface", Target{Model: "gpt-4o", Deployment: "d"}, "preview", "d", true},
+		{"preview is the v1 surface", Target{Model: "gpt-4o", Settings: Settings{deployment: "d"}}, "preview", "d", true},
 		{"no version is the classic surface", Target{Model: "gpt-4o"}, "", "gpt-4o", false},
 	}
 	for _, tt := range tests {

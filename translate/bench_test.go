@@ -37,9 +37,9 @@ func clientRequest(client Dialect, body []byte) (method, path string, out []byte
 
 var benchTargets = map[Dialect]Target{
 	OpenAI:      {Dialect: OpenAI, BasePath: "/v1", Model: "gpt-4o-2024-08-06"},
-	AzureOpenAI: {Dialect: AzureOpenAI, BasePath: "/openai", Model: "gpt-4o", Deployment: "gpt4o-prod"},
-	AzureAI:     {Dialect: AzureAI, Model: "Meta-Llama-3-70B-Instruct", Deployment: "llama3-blue"},
-	EternalAI:   {Dialect: EternalAI, BasePath: "/v1", Model: "PrimeIntellect/INTELLECT-1-Instruct", DefaultChainID: "45762"},
+	AzureOpenAI: {Dialect: AzureOpenAI, BasePath: "/openai", Model: "gpt-4o", Settings: Settings{deployment: "gpt4o-prod"}},
+	AzureAI:     {Dialect: AzureAI, Model: "Meta-Llama-3-70B-Instruct", Settings: Settings{deployment: "llama3-blue"}},
+	EternalAI:   {Dialect: EternalAI, BasePath: "/v1", Model: "PrimeIntellect/INTELLECT-1-Instruct", Settings: Settings{defaultChainID: "45762"}},
 }
 
 // benchRender measures what the filter does with a request body: one validating parse, the request line,

@@ -445,7 +445,7 @@ func nullAsAbsent(v []byte) []byte {
 // bindsAnswer reports whether the answer's response ids are bound for its consumer: a native Response (a
 // bridged one is made by the gateway and stored nowhere) or a compacted one.
 func (x *Exchange) bindsAnswer() bool {
-	return x.Binding.active() && x.Bridge == nil && (x.Op == OpResponses || x.Op == OpResponsesCompact)
+	return x.Binding.active() && (x.Op == OpResponses || x.Op == OpResponsesCompact)
 }
 
 // appendBoundObject appends obj, a JSON object, with the string values of its id and previous_response_id

@@ -35,7 +35,7 @@ func TestCheckProviderKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkConfigError(t, CheckProviderKey(tt.dialect, tt.key, tt.value), tt.err)
+			checkConfigError(t, settingErr(tt.dialect, ProviderSetting, tt.key, tt.value), tt.err)
 		})
 	}
 }
@@ -67,9 +67,17 @@ func TestCheckModelKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkConfigError(t, CheckModelKey(tt.dialect, tt.key, tt.value), tt.err)
+			checkConfigError(t, settingErr(tt.dialect, ModelSetting, tt.key, tt.value), tt.err)
 		})
 	}
+}
+
+// settingErr is the error of applying one setting, as its check wrote it (without the key).
+func settingErr(d Dialect, level SettingLevel, key, value string) error {
+	if _, err := (Settings{}).With(d, level, []Setting{{key, value}}); err != nil {
+		return err.Err
+	}
+	return nil
 }
 
 func checkConfigError(t *testing.T, err error, want string) {
@@ -106,7 +114,7 @@ func TestCheckOneOf(t *testing.T) {
 // already sends Authorization: Bearer has no use for it.
 func TestAuthBearerOnlyWhereTheKeyIsInItsOwnHeader(t *testing.T) {
 	for _, d := range Dialects {
-		if accepted := CheckProviderKey(d, "auth", "bearer") == nil; accepted != (d == AzureOpenAI) {
+		if accepted := settingErr(d, ProviderSetting, "auth", "bearer") == nil; accepted != (d == AzureOpenAI) {
 			t.Errorf("%s: auth bearer accepted %v", d, accepted)
 		}
 	}

@@ -237,6 +237,8 @@ const (
 	// counts): each needs the response stored at one provider, which a request routed by model cannot
 	// reach, so it is refused locally.
 	OpStoredResponse
+	// opCount is one past the last operation: tables indexed by Operation have this length.
+	opCount
 )
 
 var operationPaths = [...]string{
@@ -386,7 +388,9 @@ type dialectSpec struct {
 	// Errors.
 	errors errorEnvelope
 
-	// Configuration: provider and model keys only this dialect takes, with their checks.
+	// Configuration: top-level, provider and model keys only this dialect takes, with their checks and what
+	// they set (settings.go).
+	gatewayKeys  []configKey
 	providerKeys []configKey
 	modelKeys    []configKey
 

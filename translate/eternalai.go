@@ -30,15 +30,16 @@ var eternalAISpec = dialectSpec{
 	chatBridge:      bridgeOptions{maxTokensField: "max_tokens", streamUsage: true},
 	encodingFormats: []string{"float", "base64"},
 
-	editsAnswers: func(x *Exchange) bool { return x.Onchain != OnchainKeep },
+	editsAnswers: func(x *Exchange) bool { return x.onchain != OnchainKeep },
 	answerKeys:   []answerKey{{name: "onchain_data", headerPrefix: "x-onchain-", fate: onchainFate}},
 	dropsEvent:   dropsNoEvent,
 	editEvent:    noEventEdits,
 	modelObject:  openAIModelObject,
 
 	errors:       openAIEnvelope,
-	providerKeys: []configKey{chainIDKey},
-	modelKeys:    []configKey{chainIDKey},
+	gatewayKeys:  []configKey{onchainDataKey},
+	providerKeys: []configKey{providerChainIDKey},
+	modelKeys:    []configKey{modelChainIDKey},
 }
 
 // eternalAIOperations: chat and completions (no Responses API: an OpenAI Responses request with chain_id
@@ -55,7 +56,7 @@ func claimsChainID(req *ClientRequest, body *RequestBody) bool {
 
 // chooseChainID picks the chain: the model entry's, else the client's, else the provider's, else the default.
 func chooseChainID(c *renderContext) *Error {
-	c.chainID = firstNonEmpty(c.t.ChainID, c.body.ChainID, c.t.DefaultChainID, DefaultChainID)
+	c.chainID = firstNonEmpty(c.t.Settings.chainID, c.body.ChainID, c.t.Settings.defaultChainID, DefaultChainID)
 	return nil
 }
 
@@ -75,8 +76,16 @@ func addChainID(c *renderContext) (string, []byte, bool) {
 	return "chain_id", jsonscan.AppendString(nil, c.chainID), true
 }
 
-// chainIDKey is a provider's or model's pinned chain.
-var chainIDKey = configKey{name: "chain_id", check: func(v string) error {
+// providerChainIDKey is a provider's chain, for models that pin none and clients that send none;
+// modelChainIDKey a models entry's pinned chain, which wins over the client's.
+var (
+	providerChainIDKey = configKey{name: "chain_id", check: checkChainID,
+		apply: func(s *Settings, v string) { s.defaultChainID = v }}
+	modelChainIDKey = configKey{name: "chain_id", check: checkChainID,
+		apply: func(s *Settings, v string) { s.chainID = v }}
+)
+
+func checkChainID(v string) error {
 	for i := 0; i < len(v); i++ {
 		if v[i] < '0' || v[i] > '9' {
 			return fmt.Errorf("%q must be a decimal chain id such as \"45762\"", v)
@@ -86,7 +95,7 @@ var chainIDKey = configKey{name: "chain_id", check: func(v string) error {
 		return fmt.Errorf("%q must be a decimal chain id such as \"45762\"", v)
 	}
 	return nil
-}}
+}
 
 // OnchainData says what happens to EternalAI's onchain_data in answers to clients of other dialects.
 type OnchainData uint8
@@ -101,7 +110,7 @@ const (
 )
 
 func onchainFate(x *Exchange) keyFate {
-	switch x.Onchain {
+	switch x.onchain {
 	case OnchainKeep:
 		return keepKey
 	case OnchainStrip:
@@ -110,8 +119,20 @@ func onchainFate(x *Exchange) keyFate {
 	return keyToHeaders
 }
 
-// ParseOnchainData reads the onchain_data configuration value.
-func ParseOnchainData(s string) (OnchainData, bool) {
+// onchainDataKey is the gateway's onchain_data: what EternalAI's onchain_data becomes for clients of other
+// dialects (a top-level key: it is about the clients, whichever EternalAI provider answers them).
+var onchainDataKey = configKey{name: "onchain_data",
+	check: func(v string) error {
+		if _, ok := parseOnchainData(v); !ok {
+			return fmt.Errorf("%q is not one of headers, strip, keep", v)
+		}
+		return nil
+	},
+	apply: func(s *Settings, v string) { s.onchain, _ = parseOnchainData(v) },
+}
+
+// parseOnchainData reads the onchain_data configuration value.
+func parseOnchainData(s string) (OnchainData, bool) {
 	switch s {
 	case "", "headers":
 		return OnchainHeaders, true

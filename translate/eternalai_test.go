@@ -68,7 +68,7 @@ func TestChooseChainID(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := ClientRequest{Dialect: EternalAI, Op: OpChatCompletions}
-			target := Target{Dialect: EternalAI, ChainID: tt.model, DefaultChainID: tt.provider}
+			target := Target{Dialect: EternalAI, Settings: Settings{chainID: tt.model, defaultChainID: tt.provider}}
 			c := renderContext{req: &req, body: parsedBody(t, tt.body), t: &target, target: EternalAI.spec()}
 			if err := chooseChainID(&c); err != nil {
 				t.Fatalf("unexpected error %v", err)
@@ -125,7 +125,7 @@ func TestOnchainFate(t *testing.T) {
 		{OnchainKeep, keepKey, false},
 	}
 	for _, tt := range tests {
-		x := Exchange{Client: OpenAI, Provider: EternalAI, Op: OpChatCompletions, Onchain: tt.setting}
+		x := Exchange{Client: OpenAI, Provider: EternalAI, Op: OpChatCompletions, onchain: tt.setting}
 		if got := onchainFate(&x); got != tt.fate {
 			t.Errorf("onchainFate(%d) = %d, want %d", tt.setting, got, tt.fate)
 		}
@@ -153,9 +153,9 @@ func TestParseOnchainData(t *testing.T) {
 		{"drop", OnchainHeaders, false},
 	}
 	for _, tt := range tests {
-		got, ok := ParseOnchainData(tt.value)
+		got, ok := parseOnchainData(tt.value)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("ParseOnchainData(%q) = (%d, %v), want (%d, %v)", tt.value, got, ok, tt.want, tt.ok)
+			t.Errorf("parseOnchainData(%q) = (%d, %v), want (%d, %v)", tt.value, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -178,7 +178,7 @@ func TestChainIDKey(t *testing.T) {
 		{"١٢", `"١٢" must be a decimal chain id such as "45762"`},
 	}
 	for _, tt := range tests {
-		err := chainIDKey.check(tt.value)
+		err := checkChainID(tt.value)
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("chain_id %q refused: %v", tt.value, err)
@@ -186,7 +186,9 @@ func TestChainIDKey(t *testing.T) {
 			t.Errorf("chain_id %q: error %v, want %s", tt.value, err, tt.err)
 		}
 	}
-	if chainIDKey.name != "chain_id" {
-		t.Errorf("key named %q", chainIDKey.name)
+	for _, k := range []configKey{providerChainIDKey, modelChainIDKey} {
+		if k.name != "chain_id" {
+			t.Errorf("key named %q", k.name)
+		}
 	}
 }

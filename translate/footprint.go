@@ -22,7 +22,7 @@ func (b *Bridge) footprint() int {
 	if b == nil {
 		return 0
 	}
-	n := cap(b.hub) + cap(b.answer) + cap(b.echo.buf) + (cap(b.echo.leftOut)+cap(b.echo.omitted)+cap(b.dropped))*int(unsafe.Sizeof("")) +
+	n := cap(b.hub) + cap(b.chatAnswer) + cap(b.echo.buf) + (cap(b.echo.leftOut)+cap(b.echo.omitted)+cap(b.dropped))*int(unsafe.Sizeof("")) +
 		b.chat.Footprint() + b.events.framer.Footprint() + cap(b.events.finish) + cap(b.events.createdAt) +
 		cap(b.events.model) + cap(b.events.tier) + cap(b.events.failure) + cap(b.events.toolItems)*4 +
 		(cap(b.events.top)+cap(b.events.choice)+cap(b.events.delta)+cap(b.events.call))*int(unsafe.Sizeof(jsonscan.Member{})) +
@@ -38,7 +38,7 @@ func (b *Bridge) footprint() int {
 // RequestBody.Footprint).
 func (s *Stream) Footprint() int {
 	return cap(s.out) + cap(s.last) + cap(s.carry) + cap(s.members)*int(unsafe.Sizeof(jsonscan.Member{})) + cap(s.kinds) +
-		len(s.toolIndex)*64 + s.framer.Footprint() + cap(s.bout) + cap(s.bound) + cap(s.lifecycle)*int(unsafe.Sizeof(0)) + s.tags.footprint()
+		len(s.toolIndex)*64 + s.framer.Footprint() + cap(s.converted) + cap(s.bound) + cap(s.lifecycle)*int(unsafe.Sizeof(0)) + s.tags.footprint()
 }
 
 // Release drops every reference the body holds to its source, keeping its buffers for the next Parse: a body
@@ -59,6 +59,7 @@ func (s *Stream) Release() {
 	s.parts = eventParts{}
 	s.pending = nil
 	clear(s.toolIndex)
-	s.bridge = nil // the request body's: counted and released there
+	// The surface may be the request body's bridge: counted and released there.
+	s.surface, s.x.surface = nil, nil
 	s.x.Binding = ResponseBinding{}
 }

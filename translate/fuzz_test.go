@@ -52,9 +52,9 @@ func FuzzRenderRequest(f *testing.F) {
 		}
 		req.RefineWithBody(&b)
 		target := Target{
-			Dialect:         Dialects[int(selector)%len(Dialects)],
-			ExtraParameters: ExtraParameters(int(selector/4) % 3),
-			Model:           b.Model,
+			Dialect:  Dialects[int(selector)%len(Dialects)],
+			Settings: Settings{extraParameters: ExtraParameters(int(selector/4) % 3)},
+			Model:    b.Model,
 		}
 		if m, ok := req.ModelFromHeaders(); ok {
 			target.Model = m
@@ -136,7 +136,7 @@ func FuzzTranslateJSON(f *testing.F) {
 			Client:   Dialects[int(selector)%len(Dialects)],
 			Provider: Dialects[int(selector)/len(Dialects)%len(Dialects)],
 			Op:       OpChatCompletions,
-			Onchain:  OnchainData(int(selector/16) % 3),
+			onchain:  OnchainData(int(selector/16) % 3),
 		}
 		out, headers, _, err := Answer(nil, &x, body)
 		if err != nil {

@@ -76,30 +76,25 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	extra, ok := ParseExtraParameters(c.Provider.ExtraParameters)
-	if !ok {
-		t.Fatalf("bad extra_parameters %q", c.Provider.ExtraParameters)
-	}
+	settings := caseSettings(t, &c, providerDialect)
 	target := Target{
 		Dialect:         providerDialect,
 		BasePath:        c.Provider.BasePath,
 		APIVersion:      c.Provider.APIVersion,
-		Deployment:      c.Provider.Deployment,
 		Model:           firstNonEmpty(c.Provider.Model, model),
-		ChainID:         c.Provider.ChainID,
-		DefaultChainID:  c.Provider.DefaultChainID,
-		ExtraParameters: extra,
+		Settings:        settings,
 		ChatOnly:        c.Provider.ChatOnly,
 		DropHostedTools: c.Provider.HostedTools == "drop",
 	}
 	if target.BasePath == "" {
 		target.BasePath = providerDialect.DefaultBasePath()
 	}
-	head, e := RenderHead(&creq, &target)
+	attempt := NewAttempt(&creq, &target)
+	head, e := attempt.Head(&creq, nil)
 	if e != nil {
 		return localError(creq.Dialect, e)
 	}
-	ub, e := RenderBody(nil, &creq, &body, &target)
+	ub, e := attempt.Render(nil, &creq, &body)
 	if e != nil {
 		return localError(creq.Dialect, e)
 	}
@@ -120,7 +115,7 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 			upHeaders = upHeaders.del(name)
 		}
 	}
-	for _, h := range ProviderAuthHeaders(providerDialect, key, c.Provider.Auth == "bearer") {
+	for _, h := range ProviderAuthHeaders(providerDialect, key, &settings) {
 		upHeaders = upHeaders.set(h.Name, h.Value)
 	}
 	for _, h := range head.Set {
@@ -130,11 +125,6 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 	up := goldencase.Message{First: method + " " + head.Path, Headers: upHeaders, Body: ub.Body}
 
 	status, _ := strconv.Atoi(resp.First)
-	x := Exchange{Client: creq.Dialect, Provider: providerDialect, Op: creq.Op, IncludeUsage: body.IncludeUsage, Tools: body.HasTools(),
-		Bridge: ub.Bridge}
-	if x.Onchain, ok = ParseOnchainData(c.OnchainData); !ok {
-		t.Fatalf("bad onchain_data %q", c.OnchainData)
-	}
 	outHeaders := slices.Clone(headers(resp.Headers)).del("content-length")
 	if len(ub.Dropped) > 0 {
 		outHeaders = outHeaders.set("x-aidialect-dropped-params", strings.Join(ub.Dropped, ","))
@@ -143,12 +133,13 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 	result := exchangeResult{upstream: &up}
 	switch {
 	case status >= 400:
-		newStatus, b := ErrorAnswer(x.Client, x.Provider, status, resp.Body)
+		newStatus, b := attempt.ErrorAnswer(status, resp.Body)
 		out.First, out.Body = strconv.Itoa(newStatus), b
 		outHeaders = outHeaders.set("content-type", "application/json")
 	case strings.Contains(resp.Header("content-type"), "text/event-stream"):
 		result.streamWith = func(size int) []byte {
-			st := NewStream(x, 0)
+			var st Stream
+			attempt.StartStream(&st, 0)
 			var all []byte
 			for rest := resp.Body; len(rest) > 0; {
 				n := min(size, len(rest))
@@ -163,7 +154,7 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 		}
 		out.Body = result.streamWith(len(resp.Body) + 1)
 	default:
-		b, hs, _, err := Answer(nil, &x, resp.Body)
+		b, hs, _, err := attempt.Answer(nil, resp.Body)
 		if err != nil {
 			t.Fatalf("response: %v", err)
 		}
@@ -394,4 +385,34 @@ func generateResponsesCases(t *testing.T, fixtures string) {
 			writeFile(t, filepath.Join(dir, dst), data)
 		}
 	}
+}
+
+// caseSettings are a case's dialect settings, as the plugin hands its configuration's keys to translate.
+func caseSettings(t *testing.T, c *goldencase.Case, d Dialect) Settings {
+	t.Helper()
+	var s Settings
+	levels := []struct {
+		level SettingLevel
+		keys  []Setting
+	}{
+		{GatewaySetting, []Setting{{"onchain_data", c.OnchainData}}},
+		{ProviderSetting, []Setting{{"extra_parameters", c.Provider.ExtraParameters}, {"chain_id", c.Provider.DefaultChainID}}},
+		{ModelSetting, []Setting{{"deployment", c.Provider.Deployment}, {"chain_id", c.Provider.ChainID}}},
+	}
+	if c.Provider.Auth == "bearer" {
+		levels[1].keys = append(levels[1].keys, Setting{"auth", "bearer"})
+	}
+	for _, l := range levels {
+		var set []Setting
+		for _, kv := range l.keys {
+			if kv.Value != "" {
+				set = append(set, kv)
+			}
+		}
+		var err *SettingError
+		if s, err = s.With(d, l.level, set); err != nil {
+			t.Fatalf("case settings: %v", err)
+		}
+	}
+	return s
 }

@@ -63,9 +63,9 @@ func TestRenderAllocationsDoNotGrowWithMembers(t *testing.T) {
 		maxAllocs float64
 	}{
 		{10, Target{Dialect: OpenAI, Model: "m"}, 2},
-		{10, Target{Dialect: AzureAI, Model: "m", ExtraParameters: ExtraPassThrough}, 2},
+		{10, Target{Dialect: AzureAI, Model: "m", Settings: Settings{extraParameters: ExtraPassThrough}}, 2},
 		{1000, Target{Dialect: OpenAI, Model: "m"}, 10},
-		{4000, Target{Dialect: AzureOpenAI, Model: "m", Deployment: "d"}, 25}, // base: 17
+		{4000, Target{Dialect: AzureOpenAI, Model: "m", Settings: Settings{deployment: "d"}}, 25}, // base: 17
 	} {
 		t.Run(fmt.Sprintf("%d-members-to-%v", r.members, r.target.Dialect), func(t *testing.T) {
 			var b strings.Builder
@@ -117,7 +117,7 @@ func TestEncodingFormatTowardAzureAIIsTheProvidersToJudge(t *testing.T) {
 			if e := body.Parse([]byte(r.body)); e != nil {
 				t.Fatal(e)
 			}
-			target := Target{Dialect: AzureAI, Model: "m", ExtraParameters: r.policy}
+			target := Target{Dialect: AzureAI, Model: "m", Settings: Settings{extraParameters: r.policy}}
 			if _, e := RenderBody(nil, &req, &body, &target); e != nil {
 				t.Errorf("toward Azure AI: %s %q (the contract refuses odd encoding_format values only toward other providers)", e.Code, e.Message)
 			}
@@ -134,7 +134,7 @@ func TestEscapedAnswerKeysMeetTheirFate(t *testing.T) {
 		body string
 		key  string
 	}{
-		{Exchange{Client: OpenAI, Provider: EternalAI, Op: OpChatCompletions, Onchain: OnchainStrip},
+		{Exchange{Client: OpenAI, Provider: EternalAI, Op: OpChatCompletions, onchain: OnchainStrip},
 			`{"id":"x","onchain\u005fdata":{"infer_tx":"0xabc"},"choices":[]}`, "infer_tx"},
 		{Exchange{Client: OpenAI, Provider: AzureOpenAI, Op: OpChatCompletions},
 			`{"id":"x","prompt\u005ffilter_results":[{"prompt_index":0}],"choices":[]}`, "prompt_index"},

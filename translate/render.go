@@ -20,17 +20,11 @@ type Target struct {
 	// APIVersion is the provider's configured api-version; "" means the client's when it speaks the same
 	// dialect, else the dialect's default.
 	APIVersion string
-	// Deployment is the model's deployment: the azure-openai path segment (the model name when empty), the
-	// azure-openai v1 surface's body model (likewise), or the azure-ai azureml-model-deployment header.
-	Deployment string
 	// Model is the model name the upstream receives in the body.
 	Model string
-	// ChainID is the model's pinned chain_id; DefaultChainID the provider's, used when neither the model
-	// nor the client names one.
-	ChainID        string
-	DefaultChainID string
-	// ExtraParameters is the azure-ai provider's policy for fields outside its known set.
-	ExtraParameters ExtraParameters
+	// Settings are the dialect's own settings for the models entry (settings.go): deployment, chain,
+	// extra-parameters policy...
+	Settings Settings
 	// ChatOnly: the model entry has only Chat Completions, so Responses requests to it are bridged to chat
 	// even when its provider's dialect has the Responses API.
 	ChatOnly bool
@@ -56,16 +50,12 @@ type UpstreamHead struct {
 // RenderHead builds the upstream :path and the dialect header edits (credentials aside: see AuthHeaders).
 // It needs no body, so a route decided by the request line can go out before the body arrives.
 func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
+	return surfaceFor(req, t).renderHead(req, t)
+}
+
+// renderHeadAs is RenderHead for a request the target serves in its own shape.
+func renderHeadAs(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
 	var head UpstreamHead
-	if bridges(req, t) {
-		// Rendered as the chat request it becomes, as in renderBridged: the operation switched for the call
-		// rather than the request copied (the copy would be allocated: req escapes).
-		op := req.Op
-		req.Op = OpChatCompletions
-		defer func() { req.Op = op }()
-	} else if e := chatOnlyRefusal(req, t); e != nil {
-		return head, e
-	}
 	if !t.Dialect.Supports(req.Op) {
 		return head, NewError(ErrUnsupportedOperation, "",
 			"the provider for this model speaks "+t.Dialect.String()+", which has no "+req.Op.String()+" operation")
@@ -145,17 +135,22 @@ type UpstreamBody struct {
 	// ForcedUsage: include_usage was added for the gateway's own accounting; the client did not ask for the
 	// usage chunk, so the answer must not show it.
 	ForcedUsage bool
-	// Bridge is set when a Responses request was bridged to chat (see Exchange.Bridge).
-	Bridge *Bridge
+	// surface answers the attempt: set by a surface whose answers need the request's state (a Responses
+	// request bridged to chat); nil for the surface the operation has natively.
+	surface answerSurface
 }
 
-// RenderBody writes the body for the target into dst (reused when large enough): it plans every top-level
+// RenderBody writes the body for the target into dst (reused when large enough), as the surface that
+// serves the request toward the target renders it. It reads body and never changes what Parse found, so the
+// same body renders again for another target.
+func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {
+	return surfaceFor(req, t).renderBody(dst, req, body, t)
+}
+
+// renderBodyAs is RenderBody for a request the target serves in its own shape: it plans every top-level
 // member located by Parse with the target's rules (rules.go), then writes them in one pass, each copied,
 // dropped or replaced once, and appends the additions.
-func RenderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {
-	if bridges(req, t) {
-		return renderBridged(dst, req, body, t)
-	}
+func renderBodyAs(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {
 	var out UpstreamBody
 	c := body.startRender(req, t)
 	defer func() { body.render = renderContext{body: body} }()
@@ -198,7 +193,7 @@ func (b *RequestBody) startRender(req *ClientRequest, t *Target) *renderContext 
 	c.model, c.wantModel = c.target.bodyModel(req, t, c.version)
 	c.forceUsage = t.ForceStreamUsage && b.Stream && !b.IncludeUsage && req.Op == OpChatCompletions &&
 		c.target.streamUsageOption
-	c.strictParams, c.policy = c.target.knownParams[req.Op] != nil, t.ExtraParameters
+	c.strictParams, c.policy = c.target.knownParams[req.Op] != nil, t.Settings.extraParameters
 	return c
 }
 

@@ -13,8 +13,9 @@ type Exchange struct {
 	Client   Dialect
 	Provider Dialect
 	Op       Operation
-	// Onchain is what EternalAI's onchain_data becomes for clients of other dialects.
-	Onchain OnchainData
+	// onchain is what EternalAI's onchain_data becomes for clients of other dialects (the target's
+	// Settings).
+	onchain OnchainData
 	// IncludeUsage: the client asked for stream_options.include_usage.
 	IncludeUsage bool
 	// Tools: the request offered tools, so streamed answers may carry tool-call deltas to index.
@@ -22,9 +23,8 @@ type Exchange struct {
 	// StripUsageChunk: the gateway forced include_usage for its own accounting (UpstreamBody.ForcedUsage),
 	// so the usage-only chunk is read and removed.
 	StripUsageChunk bool
-	// Bridge is set when a Responses client is answered by a chat provider (UpstreamBody.Bridge): answers
-	// and streams are converted into the Responses shapes.
-	Bridge *Bridge
+	// surface answers the client (surface.go): UpstreamBody's, or the operation's own when nil.
+	surface answerSurface
 	// Binding is the request's Target.Binding: a native Response's ids are bound to its consumer.
 	Binding ResponseBinding
 }
@@ -113,19 +113,20 @@ type Usage struct {
 // forwards it as it came, or out when it is not nil: a bridged Responses client gets a failed Response). The result aliases body when nothing changes; otherwise it is written into dst.
 // Headers are response headers to add (a provider's member exposed as headers).
 func Answer(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, usage Usage, err error) {
-	if x.Bridge != nil {
-		return answerBridged(dst, x, body)
-	}
-	out, headers, usage, err = answerChat(dst, x, body)
-	if err == nil && x.bindsAnswer() {
-		out = x.bindAnswer(dst, out)
-	}
-	return out, headers, usage, err
+	return x.answerSurface().answer(dst, x, body)
+}
+
+// providerEdits reports whether the provider's answers need edits for the client: its dialect's own
+// members or events, which mean nothing to a client of another dialect.
+func (x *Exchange) providerEdits() bool {
+	p := x.Provider.spec()
+	return x.Client != x.Provider && p != nil && p.editsAnswers(x)
 }
 
 // answerChat is Answer for an answer in the shape the client asked for (the client's dialect's, or a chat
-// answer a bridged Responses exchange converts next).
-func answerChat(dst []byte, x *Exchange, body []byte) (out []byte, headers []Header, usage Usage, err error) {
+// answer a converting surface converts next), the provider's own members removed when edits is set; its
+// usage is read either way.
+func answerChat(dst []byte, x *Exchange, body []byte, edits bool) (out []byte, headers []Header, usage Usage, err error) {
 	var members [32]jsonscan.Member
 	// Capped like requests: a real answer has a dozen keys, and the table must not grow with an upstream's.
 	list, err := jsonscan.Members(body, members[:0], maxTopLevelMembers)
@@ -133,8 +134,6 @@ func answerChat(dst []byte, x *Exchange, body []byte) (out []byte, headers []Hea
 		return nil, nil, Usage{}, err
 	}
 	provider := x.Provider.spec()
-	// A native Responses answer passes through; its usage is read all the same.
-	edits := x.Client != x.Provider && provider != nil && x.Op != OpResponses && provider.editsAnswers(x)
 	w := dst[:0]
 	if edits {
 		w = append(w, '{')
@@ -382,11 +381,11 @@ func plainInt(raw []byte, i int) (n int64, end int, ok bool) {
 	return n, i, true
 }
 
-// ProviderAuthHeaders are the headers that carry a provider credential in its dialect. entraToken selects
-// Authorization: Bearer for azure-openai instead of api-key.
-func ProviderAuthHeaders(d Dialect, key string, entraToken bool) []Header {
+// ProviderAuthHeaders are the headers that carry a provider credential in its dialect, with its settings
+// (azure-openai's "auth": "bearer" sends an Entra token in Authorization instead of api-key).
+func ProviderAuthHeaders(d Dialect, key string, s *Settings) []Header {
 	style := d.spec().auth
-	if entraToken { // "auth": "bearer", which only dialects listing that key accept (CheckProviderKey)
+	if s.entraToken { // "auth": "bearer", which only dialects listing that key accept
 		style = authBearer
 	}
 	switch style {

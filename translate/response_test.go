@@ -35,19 +35,19 @@ func TestAnswer(t *testing.T) {
 			`{"id":"c","prompt_filter_results":[]}`, "", nil, Usage{}, false},
 		{"azure-openai annotations dropped for azure-ai", Exchange{Client: AzureAI, Provider: AzureOpenAI},
 			`{"prompt_filter_results":[],"id":"c"}`, `{"id":"c"}`, nil, Usage{}, false},
-		{"onchain_data to headers", Exchange{Client: OpenAI, Provider: EternalAI, Onchain: OnchainHeaders},
+		{"onchain_data to headers", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainHeaders},
 			`{"id":"c",` + onchain + `,"usage":{"prompt_tokens":1,"completion_tokens":2}}`,
 			`{"id":"c","usage":{"prompt_tokens":1,"completion_tokens":2}}`, onchainHeaders,
 			Usage{PromptTokens: 1, CompletionTokens: 2, Seen: true}, false},
-		{"onchain_data stripped", Exchange{Client: AzureOpenAI, Provider: EternalAI, Onchain: OnchainStrip},
+		{"onchain_data stripped", Exchange{Client: AzureOpenAI, Provider: EternalAI, onchain: OnchainStrip},
 			`{"id":"c",` + onchain + `}`, `{"id":"c"}`, nil, Usage{}, false},
-		{"onchain_data kept", Exchange{Client: OpenAI, Provider: EternalAI, Onchain: OnchainKeep},
+		{"onchain_data kept", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainKeep},
 			`{"id":"c",` + onchain + `}`, "", nil, Usage{}, false},
-		{"onchain_data kept for eternalai clients", Exchange{Client: EternalAI, Provider: EternalAI, Onchain: OnchainHeaders},
+		{"onchain_data kept for eternalai clients", Exchange{Client: EternalAI, Provider: EternalAI, onchain: OnchainHeaders},
 			`{"id":"c",` + onchain + `}`, "", nil, Usage{}, false},
-		{"a dropped first member leaves no comma", Exchange{Client: OpenAI, Provider: EternalAI, Onchain: OnchainStrip},
+		{"a dropped first member leaves no comma", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainStrip},
 			`{` + onchain + `,"id":"c"}`, `{"id":"c"}`, nil, Usage{}, false},
-		{"the only member dropped", Exchange{Client: OpenAI, Provider: EternalAI, Onchain: OnchainStrip},
+		{"the only member dropped", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainStrip},
 			`{` + onchain + `}`, `{}`, nil, Usage{}, false},
 		{"members copied with their spacing", Exchange{Client: OpenAI, Provider: AzureOpenAI},
 			`{ "id" : "c" , "prompt_filter_results" : [] , "n" :1 }`, `{"id" : "c","n" :1}`, nil, Usage{}, false},
@@ -107,12 +107,12 @@ func TestAnswerHeadersFromBody(t *testing.T) {
 		want bool
 		bug  string // a known product bug: the row is skipped with this reason
 	}{
-		{"eternalai onchain headers for openai", Exchange{Client: OpenAI, Provider: EternalAI, Onchain: OnchainHeaders}, true, ""},
-		{"eternalai onchain headers for azure-ai", Exchange{Client: AzureAI, Provider: EternalAI, Onchain: OnchainHeaders}, true, ""},
+		{"eternalai onchain headers for openai", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainHeaders}, true, ""},
+		{"eternalai onchain headers for azure-ai", Exchange{Client: AzureAI, Provider: EternalAI, onchain: OnchainHeaders}, true, ""},
 		{"eternalai onchain headers for an unknown client", Exchange{Client: DialectUnknown, Provider: EternalAI}, true, ""},
-		{"eternalai onchain stripped", Exchange{Client: OpenAI, Provider: EternalAI, Onchain: OnchainStrip}, false, ""},
-		{"eternalai onchain kept", Exchange{Client: OpenAI, Provider: EternalAI, Onchain: OnchainKeep}, false, ""},
-		{"same dialect", Exchange{Client: EternalAI, Provider: EternalAI, Onchain: OnchainHeaders}, false, ""},
+		{"eternalai onchain stripped", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainStrip}, false, ""},
+		{"eternalai onchain kept", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainKeep}, false, ""},
+		{"same dialect", Exchange{Client: EternalAI, Provider: EternalAI, onchain: OnchainHeaders}, false, ""},
 		{"azure-openai members are only dropped", Exchange{Client: OpenAI, Provider: AzureOpenAI}, false, ""},
 		{"openai has no members of its own", Exchange{Client: EternalAI, Provider: OpenAI}, false, ""},
 		{"azure-ai has no members of its own", Exchange{Client: OpenAI, Provider: AzureAI}, false, ""},
@@ -162,7 +162,7 @@ func TestFateOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			x := Exchange{Client: OpenAI, Provider: tt.provider, Onchain: tt.onchain}
+			x := Exchange{Client: OpenAI, Provider: tt.provider, onchain: tt.onchain}
 			fate, row := fateOf(tt.provider.spec(), &x, []byte(tt.key))
 			rowName := ""
 			if row != nil {
@@ -331,7 +331,7 @@ func TestProviderAuthHeaders(t *testing.T) {
 		{AzureAI, false, []Header{{"api-key", "k"}, {"authorization", "Bearer k"}}},
 	}
 	for _, tt := range tests {
-		if got := ProviderAuthHeaders(tt.dialect, "k", tt.entra); !slices.Equal(got, tt.want) {
+		if got := ProviderAuthHeaders(tt.dialect, "k", &Settings{entraToken: tt.entra}); !slices.Equal(got, tt.want) {
 			t.Errorf("ProviderAuthHeaders(%s, entra %v) = %v, want %v", tt.dialect, tt.entra, got, tt.want)
 		}
 	}

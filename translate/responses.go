@@ -21,17 +21,120 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Bridge is one Responses exchange bridged to Chat Completions: what the Response repeats of its request,
-// the chat request built from it, and the converters' state. It lives in the RequestBody (one per worker,
-// reused), so its buffers are kept from one request to the next.
+// The Responses surface (surface.go) serves the Responses API's create and its stateless sub-routes: natively
+// toward a target that has the API (responsesSurface), bridged to chat completions toward one that has not
+// (bridgedRequests renders, a Bridge answers).
+func init() {
+	surfacePickers = append(surfacePickers, responsesSurfaceFor)
+	for _, op := range [...]Operation{OpResponses, OpResponsesInputTokens, OpResponsesCompact} {
+		nativeAnswers[op] = responses
+	}
+}
+
+// responsesSurfaceFor picks the Responses surface's way of serving a request of its family.
+func responsesSurfaceFor(req *ClientRequest, t *Target) requestSurface {
+	switch {
+	case !req.Op.responsesFamily():
+		return nil
+	case bridges(req, t):
+		return bridgedRequests
+	}
+	return responses
+}
+
+// responsesSurface serves the Responses API toward a provider that has it: the request in its own shape,
+// a Response passed through with its ids bound to the consumer (binding.go), and a stream of named events
+// that ends with its terminal event instead of [DONE].
+type responsesSurface struct{}
+
+var responses = responsesSurface{}
+
+func (responsesSurface) renderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
+	if e := chatOnlyRefusal(req, t); e != nil {
+		return UpstreamHead{}, e
+	}
+	return renderHeadAs(req, t)
+}
+
+func (responsesSurface) renderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {
+	return renderBodyAs(dst, req, body, t)
+}
+
+// answer passes a Response through (the provider's Responses API answers in its client's shape; its usage
+// is read all the same); the sub-routes' answers get the usual edits.
+func (responsesSurface) answer(dst []byte, x *Exchange, body []byte) ([]byte, []Header, Usage, error) {
+	out, headers, usage, err := answerChat(dst, x, body, x.Op != OpResponses && x.providerEdits())
+	if err == nil && x.bindsAnswer() {
+		out = x.bindAnswer(dst, out)
+	}
+	return out, headers, usage, err
+}
+
+func (responsesSurface) startStream(s *Stream, _ int) {
+	if s.x.Op != OpResponses {
+		s.inspect = streamMayNeedEdits(&s.x)
+		return
+	}
+	// A Responses stream passes through, its lifecycle events' ids bound.
+	s.namedEvents, s.bindIDs, s.inspect = true, s.x.bindsAnswer(), s.x.StripUsageChunk
+}
+
+func (responsesSurface) write(s *Stream, chunk []byte, emit func(piece []byte)) ([]byte, error) {
+	out, err := s.writeChat(chunk)
+	return emitOut(out, err, emit)
+}
+
+// close ends a Responses stream with its terminal event, and no [DONE] is added to it; a [DONE] an upstream
+// sends instead of the terminal event does not finish it.
+func (responsesSurface) close(s *Stream, emit func(piece []byte)) []byte {
+	if !s.namedEvents {
+		out, _ := emitOut(s.closeChat(), nil, emit)
+		return out
+	}
+	s.flushLast()
+	if !responsesStreamFinished(s.last) {
+		s.truncated = true
+		s.out = append(s.out, responsesErrorEvent(s.last, NewError(ErrUpstreamStream, "",
+			"the upstream stream ended before the response was complete; retry the request"))...)
+	}
+	s.done = true
+	out, _ := emitOut(s.out, nil, emit)
+	return out
+}
+
+// failure is an error event when the provider's own Responses stream is cut short.
+func (responsesSurface) failure(s *Stream, e *Error) []byte {
+	if !s.namedEvents {
+		return StreamFailure(s.x.Client, e)
+	}
+	return responsesErrorEvent(s.last, e)
+}
+
+func (responsesSurface) usage(s *Stream) Usage {
+	if !s.namedEvents {
+		return ReadUsage(s.last)
+	}
+	return usageOf(gjson.GetBytes(s.last, "response.usage")) // in the terminal event's response
+}
+
+func (responsesSurface) manyPieces() bool { return false }
+
+func (responsesSurface) echoOmitted() []string { return nil }
+
+// Bridge is one Responses exchange bridged to Chat Completions, and the answer side of the bridged surface:
+// what the Response repeats of its request, the chat request built from it, and the converters' state. It
+// lives in the RequestBody (one per worker, reused), so its buffers are kept from one request to the next.
 type Bridge struct {
 	echo responsesEcho
+	// chatRequest is the client's request as the chat request it becomes (its operation switched), which
+	// the target's chat rules render.
+	chatRequest ClientRequest
 	// hub is the request as Chat Completions in the hub's shape; chat is it parsed, for the target's rules.
 	hub  []byte
 	chat *RequestBody
-	// answer holds the chat answer, edited for the client's dialect, before it becomes a Response.
-	answer []byte
-	events responsesEvents
+	// chatAnswer holds the chat answer, edited for the client's dialect, before it becomes a Response.
+	chatAnswer []byte
+	events     responsesEvents
 	// dropped is UpstreamBody.Dropped of a bridged request: the fields the bridge and the chat rules left out.
 	dropped []string
 }
@@ -60,14 +163,65 @@ type responsesEcho struct {
 	storeAsked bool
 }
 
-// EchoOmitted lists the request fields whose values the bridged Response does not repeat, for they did not
+// echoOmitted lists the request fields whose values the bridged Response does not repeat, for they did not
 // fit in the 256 KiB it repeats (the answer's x-aidialect-echo-omitted header); nil for none.
-func (b *Bridge) EchoOmitted() []string {
-	if b == nil || len(b.echo.omitted) == 0 {
+func (b *Bridge) echoOmitted() []string {
+	if len(b.echo.omitted) == 0 {
 		return nil
 	}
 	return b.echo.omitted
 }
+
+func (b *Bridge) answer(dst []byte, x *Exchange, body []byte) ([]byte, []Header, Usage, error) {
+	return answerBridged(dst, x, b, body)
+}
+
+// startStream edits the chat stream for the client's dialect as any chat stream, then converts it.
+func (b *Bridge) startStream(s *Stream, maxEventBytes int) {
+	s.x = b.chatSide(&s.x)
+	b.events.reset(&b.echo, maxEventBytes)
+	s.inspect = streamMayNeedEdits(&s.x)
+}
+
+// write converts the next chunk of a bridged stream into Responses events: written to the stream's
+// converted buffer and returned when emit is nil, else handed to emit in pieces (and what it returns is
+// empty).
+func (b *Bridge) write(s *Stream, chunk []byte, emit func(piece []byte)) ([]byte, error) {
+	chat, err := s.writeChat(chunk)
+	if err != nil {
+		return nil, err
+	}
+	events := &b.events
+	events.emit = emit
+	defer func() { events.emit = nil }()
+	s.converted, err = events.write(s.converted[:0], chat)
+	return s.converted, err
+}
+
+// close ends a bridged stream, as write writes.
+func (b *Bridge) close(s *Stream, emit func(piece []byte)) []byte {
+	tail := s.closeChat()
+	events := &b.events
+	events.emit = emit
+	defer func() { events.emit = nil }()
+	var err error
+	if s.converted, err = events.write(s.converted[:0], tail); err != nil {
+		s.converted = events.fail(s.converted[:0], err.Error())
+		return s.converted
+	}
+	s.converted = events.close(s.converted)
+	return s.converted
+}
+
+// failure is response.failed, which the Responses SDKs report as the stream's error.
+func (b *Bridge) failure(s *Stream, e *Error) []byte {
+	return b.events.fail(s.converted[:0], e.Message)
+}
+
+func (b *Bridge) usage(s *Stream) Usage { return ReadUsage(s.last) }
+
+// manyPieces: a chunk may end several output items, and the stream's end repeats them all.
+func (b *Bridge) manyPieces() bool { return true }
 
 // bridgeOptions are what a chat-only target takes of the fields a Responses request maps to; each dialect's
 // table sets them (chatBridge), as data.
@@ -120,9 +274,21 @@ func chatOnlyRefusal(req *ClientRequest, t *Target) *Error {
 		"have no "+req.Op.String()+" operation: use a model served with the Responses API")
 }
 
-// renderBridged is RenderBody for a bridged request: the Responses body becomes a chat body in the hub's
-// shape, which the target's chat rules then render like any chat client's.
-func renderBridged(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {
+// bridgedRequests is the bridged surface's request side: the Responses request rendered as the chat request
+// it becomes.
+var bridgedRequests = bridgeRequests{}
+
+type bridgeRequests struct{}
+
+func (bridgeRequests) renderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
+	chatRequest := *req
+	chatRequest.Op = OpChatCompletions
+	return renderHeadAs(&chatRequest, t)
+}
+
+// renderBody: the Responses body becomes a chat body in the hub's shape, which the target's chat rules then
+// render like any chat client's.
+func (bridgeRequests) renderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {
 	b := body.bridge
 	if b == nil {
 		b = &Bridge{chat: &RequestBody{}}
@@ -145,13 +311,11 @@ func renderBridged(dst []byte, req *ClientRequest, body *RequestBody, t *Target)
 		// bridgeRequest writes what Parse accepts; reaching this is a bug in the bridge, not the client's.
 		return UpstreamBody{}, NewError(ErrInternal, "", "the request bridged to chat completions is not valid: "+e.Message)
 	}
-	// Rendered as the chat request it now is. RenderBody holds req only while it runs, so the caller's
-	// request serves, its operation switched for the call: a copy would be allocated, for
-	// RenderBody's parameter escapes.
-	op := req.Op
-	req.Op = OpChatCompletions
-	out, e := RenderBody(dst, req, b.chat, t)
-	req.Op = op
+	// Rendered as the chat request it now is; the copy lives in the bridge (a local would be allocated:
+	// the render context keeps it).
+	b.chatRequest = *req
+	b.chatRequest.Op = OpChatCompletions
+	out, e := renderBodyAs(dst, &b.chatRequest, b.chat, t)
 	if e != nil {
 		return out, e
 	}
@@ -164,32 +328,31 @@ func renderBridged(dst []byte, req *ClientRequest, body *RequestBody, t *Target)
 		// The caller keeps dst as its own buffer: the body must be there, not in the bridge's.
 		out.Body = append(dst[:0], hub...)
 	}
-	out.Changed, out.Bridge = true, b
+	out.Changed, out.surface = true, b
 	return out, nil
 }
 
 // chatSide is the exchange between the provider and a chat client of the Responses client's dialect: what
 // the chat answer is translated for before it becomes a Response. The bridge asked for usage where the
 // provider takes the option, so the usage chunk reaches the converter.
-func (x *Exchange) chatSide() Exchange {
+func (b *Bridge) chatSide(x *Exchange) Exchange {
 	chat := *x
-	chat.Op, chat.Bridge, chat.Binding = OpChatCompletions, nil, ResponseBinding{}
+	chat.Op, chat.surface, chat.Binding = OpChatCompletions, nil, ResponseBinding{}
 	chat.IncludeUsage, chat.StripUsageChunk = true, false
-	chat.Tools = x.Bridge.chat.HasTools()
+	chat.Tools = b.chat.HasTools()
 	return chat
 }
 
 // answerBridged is Answer for a bridged exchange: the chat answer, edited for the client's dialect, becomes a
 // Response.
-func answerBridged(dst []byte, x *Exchange, body []byte) ([]byte, []Header, Usage, error) {
-	b := x.Bridge
-	chat := x.chatSide()
-	answer, headers, usage, err := answerChat(b.answer[:0], &chat, body)
+func answerBridged(dst []byte, x *Exchange, b *Bridge, body []byte) ([]byte, []Header, Usage, error) {
+	chat := b.chatSide(x)
+	answer, headers, usage, err := answerChat(b.chatAnswer[:0], &chat, body, chat.providerEdits())
 	if err != nil {
 		return failedAnswer(dst, body, &b.echo, err), nil, usage, err
 	}
 	if len(answer) > 0 && len(body) > 0 && &answer[0] != &body[0] {
-		b.answer = answer[:0]
+		b.chatAnswer = answer[:0]
 	}
 	// An exchange answers in JSON or as a stream, never both: the stream converter's id set serves.
 	out, err := bridgeAnswer(dst[:0], answer, &b.echo, &b.events.callIDs)

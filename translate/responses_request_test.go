@@ -1014,7 +1014,7 @@ func TestBridgeEchoBudget(t *testing.T) {
 			if _, e := bridgeRequest(nil, []byte(src), &azureAILike, &b.echo); e != nil {
 				t.Fatal(e)
 			}
-			if got := b.EchoOmitted(); !reflect.DeepEqual(got, tc.omitted) {
+			if got := b.echoOmitted(); !reflect.DeepEqual(got, tc.omitted) {
 				t.Fatalf("EchoOmitted() = %q, want %q", got, tc.omitted)
 			}
 			if len(b.echo.buf) > maxEchoBytes {

@@ -1218,7 +1218,7 @@ func BenchmarkBridgeStream(b *testing.B) {
 // TestBridgeStreamThroughStream: a bridged exchange's Stream feeds the converter the chat stream as edited
 // for the client, and its Close ends a cut stream with response.failed.
 func TestBridgeStreamThroughStream(t *testing.T) {
-	x := Exchange{Client: OpenAI, Provider: AzureOpenAI, Op: OpResponses, Bridge: &Bridge{chat: &RequestBody{}}}
+	x := Exchange{Client: OpenAI, Provider: AzureOpenAI, Op: OpResponses, surface: &Bridge{chat: &RequestBody{}}}
 	complete := bridgeChatEvents(bridgeAzurePromptAnnotations, bridgeChatRole, bridgeChatDelta(`{"content":"Hi"}`),
 		bridgeChatFinish("stop"), bridgeChatUsage, "[DONE]")
 	cut := bridgeChatEvents(bridgeAzurePromptAnnotations, bridgeChatRole, bridgeChatDelta(`{"content":"Hi"}`))

@@ -22,39 +22,39 @@ func TestResponsesUpstreamLines(t *testing.T) {
 		{name: "openai to openai", path: "/v1/responses", target: Target{Dialect: OpenAI, BasePath: "/v1", Model: "gpt-4o"},
 			wantPath: "/v1/responses", wantBodyName: true},
 		{name: "openai to azure-openai, no version: the v1 surface", path: "/v1/responses",
-			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", Deployment: "gpt4o-prod"},
+			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", Settings: Settings{deployment: "gpt4o-prod"}},
 			wantPath: "/openai/v1/responses", wantBodyName: true},
 		{name: "openai to azure-openai preview", path: "/v1/responses",
-			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", APIVersion: "preview", Deployment: "d"},
+			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", APIVersion: "preview", Settings: Settings{deployment: "d"}},
 			wantPath: "/openai/v1/responses?api-version=preview", wantBodyName: true},
 		{name: "openai to azure-openai dated: the classic surface, deployment in the body", path: "/v1/responses",
-			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", APIVersion: "2025-04-01-preview", Deployment: "d"},
+			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", APIVersion: "2025-04-01-preview", Settings: Settings{deployment: "d"}},
 			wantPath: "/openai/responses?api-version=2025-04-01-preview", wantBodyName: true},
 		{name: "azure-openai version before the Responses API", path: "/v1/responses",
-			target:  Target{Dialect: AzureOpenAI, BasePath: "/openai", APIVersion: "2024-10-21", Deployment: "d"},
+			target:  Target{Dialect: AzureOpenAI, BasePath: "/openai", APIVersion: "2024-10-21", Settings: Settings{deployment: "d"}},
 			wantErr: ErrUnsupportedOperation},
 		{name: "azure classic client keeps its version", path: "/openai/responses?api-version=2025-03-01-preview",
-			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", Deployment: "d"},
+			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", Settings: Settings{deployment: "d"}},
 			wantPath: "/openai/responses?api-version=2025-03-01-preview", wantBodyName: true},
 		{name: "azure classic client with an old version", path: "/openai/responses?api-version=2025-01-01-preview",
-			target:  Target{Dialect: AzureOpenAI, BasePath: "/openai", Deployment: "d"},
+			target:  Target{Dialect: AzureOpenAI, BasePath: "/openai", Settings: Settings{deployment: "d"}},
 			wantErr: ErrUnsupportedOperation},
 		{name: "azure deployment route", path: "/openai/deployments/d/responses?api-version=2025-04-01-preview",
-			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", Deployment: "d"},
+			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", Settings: Settings{deployment: "d"}},
 			wantPath: "/openai/responses?api-version=2025-04-01-preview", wantBodyName: true},
 		{name: "azure v1 client to openai", path: "/openai/v1/responses", target: Target{Dialect: OpenAI, BasePath: "/v1", Model: "gpt-4o"},
 			wantPath: "/v1/responses", wantBodyName: true},
 		{name: "bridged to azure-ai", path: "/v1/responses",
-			target:   Target{Dialect: AzureAI, BasePath: "", Model: "Llama", Deployment: "llama-blue"},
+			target:   Target{Dialect: AzureAI, BasePath: "", Model: "Llama", Settings: Settings{deployment: "llama-blue"}},
 			wantPath: "/chat/completions?api-version=2024-05-01-preview", wantBridged: true, wantBodyName: true},
 		{name: "bridged to eternalai", path: "/openai/v1/responses",
-			target:   Target{Dialect: EternalAI, BasePath: "/v1", Model: "m", DefaultChainID: "8453"},
+			target:   Target{Dialect: EternalAI, BasePath: "/v1", Model: "m", Settings: Settings{defaultChainID: "8453"}},
 			wantPath: "/v1/chat/completions", wantBridged: true, wantBodyName: true},
 		{name: "bridged to a chat_only openai model", path: "/v1/responses",
 			target:   Target{Dialect: OpenAI, BasePath: "/v1", Model: "gpt-3.5-turbo", ChatOnly: true},
 			wantPath: "/v1/chat/completions", wantBridged: true, wantBodyName: true},
 		{name: "bridged to a chat_only azure-openai model on the classic surface", path: "/openai/deployments/d/responses?api-version=2025-04-01-preview",
-			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", Deployment: "d", ChatOnly: true},
+			target:   Target{Dialect: AzureOpenAI, BasePath: "/openai", ChatOnly: true, Settings: Settings{deployment: "d"}},
 			wantPath: "/openai/deployments/d/chat/completions?api-version=2025-04-01-preview", wantBridged: true},
 	}
 	for _, tt := range tests {
@@ -102,8 +102,8 @@ func TestResponsesSubRoutes(t *testing.T) {
 		wantErr  ErrorCode
 	}{
 		{"/v1/responses/input_tokens", Target{Dialect: OpenAI, BasePath: "/v1", Model: "gpt-4o"}, "/v1/responses/input_tokens", ""},
-		{"/v1/responses/compact", Target{Dialect: AzureOpenAI, BasePath: "/openai", Deployment: "d"}, "/openai/v1/responses/compact", ""},
-		{"/openai/responses/input_tokens?api-version=2025-04-01-preview", Target{Dialect: AzureOpenAI, BasePath: "/openai", Deployment: "d"},
+		{"/v1/responses/compact", Target{Dialect: AzureOpenAI, BasePath: "/openai", Settings: Settings{deployment: "d"}}, "/openai/v1/responses/compact", ""},
+		{"/openai/responses/input_tokens?api-version=2025-04-01-preview", Target{Dialect: AzureOpenAI, BasePath: "/openai", Settings: Settings{deployment: "d"}},
 			"/openai/responses/input_tokens?api-version=2025-04-01-preview", ""},
 		{"/v1/responses/input_tokens", Target{Dialect: AzureAI, Model: "m"}, "", ErrUnsupportedOperation},
 		{"/v1/responses/compact", Target{Dialect: EternalAI, BasePath: "/v1", Model: "m"}, "", ErrUnsupportedOperation},
@@ -141,10 +141,10 @@ func bridgedExchange(t *testing.T, body *RequestBody, stream bool) Exchange {
 	}
 	target := Target{Dialect: AzureAI, Model: "m"}
 	out, e := RenderBody(nil, &req, body, &target)
-	if e != nil || out.Bridge == nil {
-		t.Fatalf("RenderBody: %v, bridge %v", e, out.Bridge)
+	if e != nil || out.surface == nil {
+		t.Fatalf("RenderBody: %v, bridge %v", e, out.surface)
 	}
-	return Exchange{Client: OpenAI, Provider: AzureAI, Op: OpResponses, Bridge: out.Bridge}
+	return Exchange{Client: OpenAI, Provider: AzureAI, Op: OpResponses, surface: out.surface}
 }
 
 // TestBridgedAnswerThatCannotBecomeAResponse: a chat answer that is not JSON, or past the item bound (an
@@ -196,7 +196,7 @@ func TestBridgeStateIsCountedAndReleased(t *testing.T) {
 	}
 	s.Release()
 	body.Release()
-	if body.bridge != nil || s.bridge != nil {
+	if body.bridge != nil || s.surface != nil {
 		t.Error("Release kept the bridge, and with it the answer's buffers")
 	}
 	if got := body.Footprint() + s.Footprint(); got < 2<<20 {

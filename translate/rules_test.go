@@ -42,7 +42,7 @@ func TestBodyRules(t *testing.T) {
 		{"model dropped on the azure classic surface", planModel, OpChatCompletions, `{"model":"gpt-4o"}`,
 			Target{Dialect: AzureOpenAI, Model: "gpt-4o"}, editDrop, "", true, ""},
 		{"model is the deployment on the azure v1 surface", planModel, OpChatCompletions, `{"model":"gpt-4o"}`,
-			Target{Dialect: AzureOpenAI, Model: "gpt-4o", Deployment: "prod", APIVersion: "v1"}, editString, "prod", true, ""},
+			Target{Dialect: AzureOpenAI, Model: "gpt-4o", APIVersion: "v1", Settings: Settings{deployment: "prod"}}, editString, "prod", true, ""},
 		{"stream_options untouched without forced usage", planStreamOptions, OpChatCompletions, `{"stream_options":{}}`, openai, editKeep, "", false, ""},
 		{"stream_options gets include_usage when forced", planStreamOptions, OpChatCompletions, `{"stream_options":{"x":1},"stream":true}`,
 			Target{Dialect: OpenAI, ForceStreamUsage: true}, editRaw, "", true, ""},
@@ -59,7 +59,7 @@ func TestBodyRules(t *testing.T) {
 		{"max_completion_tokens beside max_tokens left to the policy", renameToMaxTokens, OpChatCompletions,
 			`{"max_completion_tokens":5,"max_tokens":6}`, Target{Dialect: AzureAI}, editKeep, "", false, ""},
 		{"chain_id rewritten to the pinned chain", planChainID, OpChatCompletions, `{"chain_id":"1"}`,
-			Target{Dialect: EternalAI, ChainID: "8453"}, editString, "8453", true, ""},
+			Target{Dialect: EternalAI, Settings: Settings{chainID: "8453"}}, editString, "8453", true, ""},
 		{"client chain_id kept", planChainID, OpChatCompletions, `{"chain_id":"1"}`, Target{Dialect: EternalAI}, editKeep, "", true, ""},
 		{"numeric chain_id written as a string", planChainID, OpChatCompletions, `{"chain_id":1}`, Target{Dialect: EternalAI}, editString, "1", true, ""},
 	}
@@ -96,8 +96,8 @@ func TestFallbackRule(t *testing.T) {
 		{"the target's own field kept", `{"data_sources":[]}`, Target{Dialect: AzureOpenAI}, editKeep, 0},
 		{"unknown field kept toward a lenient target", `{"user":"u"}`, Target{Dialect: OpenAI}, editKeep, 0},
 		{"extra parameter dropped and listed", `{"user":"u"}`, Target{Dialect: AzureAI}, editDrop, 1},
-		{"extra parameter passed through", `{"user":"u"}`, Target{Dialect: AzureAI, ExtraParameters: ExtraPassThrough}, editKeep, 0},
-		{"extra parameter kept and listed for the error", `{"user":"u"}`, Target{Dialect: AzureAI, ExtraParameters: ExtraError}, editKeep, 1},
+		{"extra parameter passed through", `{"user":"u"}`, Target{Dialect: AzureAI, Settings: Settings{extraParameters: ExtraPassThrough}}, editKeep, 0},
+		{"extra parameter kept and listed for the error", `{"user":"u"}`, Target{Dialect: AzureAI, Settings: Settings{extraParameters: ExtraError}}, editKeep, 1},
 		{"known parameter kept", `{"temperature":1}`, Target{Dialect: AzureAI}, editKeep, 0},
 	}
 	for _, tt := range tests {
@@ -133,7 +133,7 @@ func TestBodyAdditions(t *testing.T) {
 			Target{Dialect: OpenAI, ForceStreamUsage: true}, `stream_options:{"include_usage":true}`},
 		{"chain_id added", addChainID, OpChatCompletions, OpenAI, `{}`, Target{Dialect: EternalAI}, `chain_id:"45762"`},
 		{"a client's chain id is written as JSON", addChainID, OpChatCompletions, OpenAI, `{}`,
-			Target{Dialect: EternalAI, ChainID: `1"2`}, `chain_id:"1\"2"`},
+			Target{Dialect: EternalAI, Settings: Settings{chainID: `1"2`}}, `chain_id:"1\"2"`},
 		{"completions keep the client's default max_tokens", addCompletionsMaxTokens, OpCompletions, OpenAI, `{}`,
 			Target{Dialect: AzureAI}, `max_tokens:16`},
 		{"no default between dialects that agree", addCompletionsMaxTokens, OpCompletions, OpenAI, `{}`, Target{Dialect: EternalAI}, ""},

@@ -42,10 +42,10 @@ type Stream struct {
 	fast      bool
 	carry     []byte
 	truncated bool // the upstream stopped before finishing; the client got an error event
-	// namedEvents: the stream is a native Responses stream, whose events start with an event: line; it
-	// ends with its terminal event, not [DONE].
+	// namedEvents: the surface's events start with an event: line (a native Responses stream), set by its
+	// startStream.
 	namedEvents bool
-	// bindIDs: the native Responses stream's ids are bound to the consumer (binding.go): the events that
+	// bindIDs: the stream's ids are bound to the consumer (binding.go): the events that
 	// carry the response object (lifecycle, listed while a chunk is cut into events on the fast path: each
 	// an event's start and end in that chunk, the first start negative when the event began in the carry)
 	// are rewritten into bound.
@@ -53,10 +53,10 @@ type Stream struct {
 	lifecycle []int
 	bound     []byte
 	tags      tagCache
-	// bridge, for a Responses client answered by a chat provider, turns the chat stream (edited for the
-	// client's dialect as any chat stream) into Responses events, written to bout.
-	bridge *Bridge
-	bout   []byte
+	// surface is the attempt's answer side: it writes the stream's output, its end and its failure.
+	surface answerSurface
+	// converted is the output of a surface that converts the stream into another shape, kept for reuse.
+	converted []byte
 }
 
 // NewStream prepares a translator for one stream; maxEventBytes bounds one event's carry-over
@@ -70,39 +70,24 @@ func NewStream(x Exchange, maxEventBytes int) *Stream {
 // Reset reuses the translator for a new stream, keeping its buffers.
 func (s *Stream) Reset(x Exchange, maxEventBytes int) {
 	s.x = x
-	s.bridge, s.namedEvents = x.Bridge, false
-	if s.bridge != nil {
-		s.x = x.chatSide()
-	} else {
-		s.namedEvents = x.Op == OpResponses
-	}
-	s.bindIDs = s.namedEvents && s.x.bindsAnswer()
+	s.surface = s.x.answerSurface()
+	s.namedEvents, s.bindIDs = false, false
 	s.lifecycle, s.bound = s.lifecycle[:0], s.bound[:0]
 	s.tags.valid = false // the consumer or the provider may be another
 	s.framer.Reset()
 	if maxEventBytes <= 0 {
 		maxEventBytes = sse.DefaultMaxEventBytes
 	}
-	if s.bridge != nil {
-		s.bridge.events.reset(&s.bridge.echo, maxEventBytes)
-	}
 	s.framer.SetLimit(maxEventBytes)
-	s.inspect = streamMayNeedEdits(&s.x) // s.x, not x: a hook given &x would move every Reset's argument to the heap
 	s.out, s.last, s.members, s.pending = s.out[:0], s.last[:0], s.members[:0], nil
 	clear(s.toolIndex)
 	s.done, s.truncated = false, false
+	s.surface.startStream(s, maxEventBytes) // sets s.inspect (from s.x, not x: a hook given &x would move every Reset's argument to the heap)
 	s.fast, s.carry = !s.inspect, s.carry[:0]
 }
 
 func streamMayNeedEdits(x *Exchange) bool {
-	if x.StripUsageChunk {
-		return true
-	}
-	if x.Op == OpResponses {
-		return false // a native Responses stream passes through (a bridged one is edited as chat)
-	}
-	p := x.Provider.spec()
-	return x.Client != x.Provider && p != nil && p.editsAnswers(x)
+	return x.StripUsageChunk || x.providerEdits()
 }
 
 // eventAction is what happens to one event.
@@ -117,10 +102,7 @@ const (
 // Write takes the next chunk of the upstream stream and returns the bytes to send to the client now. The
 // result aliases chunk or the translator's buffer and is valid until the next call.
 func (s *Stream) Write(chunk []byte) ([]byte, error) {
-	if s.bridge != nil {
-		return s.writeBridged(chunk, nil)
-	}
-	return s.writeChat(chunk)
+	return s.surface.write(s, chunk, nil)
 }
 
 // writeChat is Write for the upstream's stream as the client's dialect has it.
@@ -181,14 +163,28 @@ func (s *Stream) writeChat(chunk []byte) ([]byte, error) {
 // one [DONE]. A stream that stopped before any finish (cut mid-answer) ends with an error event first, so
 // SDKs report the truncation instead of a silently short answer.
 func (s *Stream) Close() []byte {
-	if s.bridge != nil {
-		return s.closeBridged(nil)
-	}
-	return s.closeChat()
+	return s.surface.close(s, nil)
 }
 
-// closeChat is Close for the upstream's stream as the client's dialect has it.
+// closeChat is Close for a chat stream: the last event, then [DONE], after an error event when the stream
+// stopped before its finish.
 func (s *Stream) closeChat() []byte {
+	s.flushLast()
+	if !s.done {
+		if !s.finished() {
+			s.truncated = true
+			s.out = append(s.out, ErrorEvent(s.x.Client, NewError(ErrUpstreamStream, "",
+				"the upstream stream ended before the answer was complete; retry the request"))...)
+		}
+		s.out = append(s.out, doneEvent...)
+		s.done = true
+	}
+	return s.out
+}
+
+// flushLast writes the stream's last event to s.out (emptied first) when the stream ended inside it without
+// its blank line, and remembers its data.
+func (s *Stream) flushLast() {
 	s.out = s.out[:0]
 	var lastData []byte
 	if s.fast && len(s.carry) > 0 {
@@ -211,27 +207,6 @@ func (s *Stream) closeChat() []byte {
 	if lastData != nil {
 		s.last = append(s.last[:0], lastData...)
 	}
-	if s.namedEvents {
-		// A Responses stream ends with its terminal event, and no [DONE] is added to it; a [DONE] an upstream
-		// sends instead of the terminal event does not finish it.
-		if !responsesStreamFinished(s.last) {
-			s.truncated = true
-			s.out = append(s.out, responsesErrorEvent(s.last, NewError(ErrUpstreamStream, "",
-				"the upstream stream ended before the response was complete; retry the request"))...)
-		}
-		s.done = true
-		return s.out
-	}
-	if !s.done {
-		if !s.finished() {
-			s.truncated = true
-			s.out = append(s.out, ErrorEvent(s.x.Client, NewError(ErrUpstreamStream, "",
-				"the upstream stream ended before the answer was complete; retry the request"))...)
-		}
-		s.out = append(s.out, doneEvent...)
-		s.done = true
-	}
-	return s.out
 }
 
 // cutMidEvent reports whether the unterminated event a stream ended in is a fragment: data that is neither
@@ -401,8 +376,8 @@ func (s *Stream) eventStart(chunk []byte) []byte {
 	return start[:n]
 }
 
-// plainEvent is plainDataEvent, or for a native Responses stream also an event that starts with its event:
-// line (they all do); its data is then found by copyEventData.
+// plainEvent is plainDataEvent, or for a surface whose events are named also an event that starts with its
+// event: line (they all do); its data is then found by copyEventData.
 func (s *Stream) plainEvent(event []byte) bool {
 	if s.namedEvents {
 		const named = "event:"
@@ -524,12 +499,7 @@ func (s *Stream) finished() bool {
 }
 
 // Usage reads token usage from the last JSON event of the stream (where every dialect reports it).
-func (s *Stream) Usage() Usage {
-	if s.namedEvents {
-		return usageOf(gjson.GetBytes(s.last, "response.usage")) // in the terminal event's response
-	}
-	return ReadUsage(s.last)
-}
+func (s *Stream) Usage() Usage { return s.surface.usage(s) }
 
 // Truncated reports whether the upstream stream ended before the answer was complete.
 func (s *Stream) Truncated() bool { return s.truncated }
@@ -540,18 +510,9 @@ func StreamFailure(client Dialect, e *Error) []byte {
 	return append(ErrorEvent(client, e), doneEvent...)
 }
 
-// Failure is what the client gets when this stream cannot go on: StreamFailure for a chat stream; for a
-// Responses client, the event its SDK reports as an error (response.failed when bridged, an error event
-// when the provider's own Responses stream is cut short).
-func (s *Stream) Failure(e *Error) []byte {
-	switch {
-	case s.bridge != nil:
-		return s.bridge.events.fail(s.bout[:0], e.Message)
-	case s.namedEvents:
-		return responsesErrorEvent(s.last, e)
-	}
-	return StreamFailure(s.x.Client, e)
-}
+// Failure is what the client gets when this stream cannot go on: StreamFailure for a chat stream, and for
+// another surface the event its SDK reports as an error.
+func (s *Stream) Failure(e *Error) []byte { return s.surface.failure(s, e) }
 
 // Done reports whether the client has been sent its [DONE].
 func (s *Stream) Done() bool { return s.done }

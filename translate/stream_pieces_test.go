@@ -110,9 +110,9 @@ func TestStreamPiecesMatchWrite(t *testing.T) {
 	for _, x := range []Exchange{
 		{Client: OpenAI, Provider: OpenAI, Op: OpChatCompletions},
 		{Client: OpenAI, Provider: AzureAI, Op: OpChatCompletions},
-		{Client: OpenAI, Provider: AzureAI, Op: OpResponses, Bridge: &Bridge{chat: &RequestBody{}}},
+		{Client: OpenAI, Provider: AzureAI, Op: OpResponses, surface: &Bridge{chat: &RequestBody{}}},
 	} {
-		name := fmt.Sprintf("%v to %v, bridged %v", x.Client, x.Provider, x.Bridge != nil)
+		name := fmt.Sprintf("%v to %v, bridged %v", x.Client, x.Provider, x.surface != nil)
 		for _, cut := range []int{1 << 10, 64 << 10, len(chat)} {
 			var want, got []byte
 			s := NewStream(x, 0)
@@ -125,8 +125,8 @@ func TestStreamPiecesMatchWrite(t *testing.T) {
 			}
 			want = append(want, s.Close()...)
 			x2 := x
-			if x.Bridge != nil {
-				x2.Bridge = &Bridge{chat: &RequestBody{}}
+			if x.surface != nil {
+				x2.surface = &Bridge{chat: &RequestBody{}}
 			}
 			s = NewStream(x2, 0)
 			collect := func(p []byte) { got = append(got, p...) }
