@@ -40,16 +40,16 @@ type rawConfig struct {
 }
 
 type rawProvider struct {
-	Name            string
-	Dialect         string
-	Host            string
-	BasePath        *string
-	APIKey          string
-	APIKeyEnv       string
-	Auth            string
-	APIVersion      string
-	HostedTools     string
-	Models          []rawModel
+	Name        string
+	Dialect     string
+	Host        string
+	BasePath    *string
+	APIKey      string
+	APIKeyEnv   string
+	Auth        string
+	APIVersion  string
+	HostedTools string
+	Models      []rawModel
 	// Settings are the provider's keys that only some dialects take (extra_parameters, chain_id...), for
 	// translate to check and apply.
 	Settings []translate.Setting
@@ -98,7 +98,7 @@ type config struct {
 	// settings are the top-level dialect settings, under every provider's.
 	settings      translate.Settings
 	rejectUnknown bool
-	forceUsage      bool
+	forceUsage    bool
 	// secrets finds the provider keys in what goes back to clients (an upstream may echo them).
 	secrets redact.Set
 }
@@ -130,11 +130,11 @@ type provider struct {
 
 // modelRoute is one models entry: which provider serves the names it matches, and how.
 type modelRoute struct {
-	provider   *provider
-	pattern    glob
-	label      string // bounded metric label: the configured name
-	metricID   int    // index into config.metricTargets
-	model string
+	provider *provider
+	pattern  glob
+	label    string // bounded metric label: the configured name
+	metricID int    // index into config.metricTargets
+	model    string
 	// settings are the entry's dialect settings (the gateway's and its provider's under its own).
 	settings translate.Settings
 	// chatOnly: the model has only Chat Completions; Responses requests to it are bridged to chat.
