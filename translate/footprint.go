@@ -16,24 +16,6 @@ func (b *RequestBody) Footprint() int {
 		b.keys.footprint() + b.bridge.footprint()
 }
 
-// footprint is the bytes a bridged exchange's state keeps: its chat body, answer and echo buffers, and the
-// stream converter's (whose items hold a whole answer's text until the stream ends).
-func (b *Bridge) footprint() int {
-	if b == nil {
-		return 0
-	}
-	n := cap(b.hub) + cap(b.chatAnswer) + cap(b.echo.buf) + (cap(b.echo.leftOut)+cap(b.echo.omitted)+cap(b.dropped))*int(unsafe.Sizeof("")) +
-		b.chat.Footprint() + b.events.framer.Footprint() + cap(b.events.finish) + cap(b.events.createdAt) +
-		cap(b.events.model) + cap(b.events.tier) + cap(b.events.failure) + cap(b.events.toolItems)*4 +
-		(cap(b.events.top)+cap(b.events.choice)+cap(b.events.delta)+cap(b.events.call))*int(unsafe.Sizeof(jsonscan.Member{})) +
-		cap(b.events.items)*int(unsafe.Sizeof(bridgedItem{})) + b.events.callIDs.footprint() + cap(b.events.scratch) +
-		b.echo.toolCalls.footprint()
-	for _, it := range b.events.items[:cap(b.events.items)] {
-		n += cap(it.text) + cap(it.refusal) + cap(it.callID) + cap(it.name) + cap(it.arguments)
-	}
-	return n
-}
-
 // Footprint is the bytes of reusable buffers a Stream keeps between streams (see
 // RequestBody.Footprint).
 func (s *Stream) Footprint() int {

@@ -44,6 +44,23 @@ type exchangeResult struct {
 // runPipeline drives translate the way the plugin does: detect, parse, render, then translate the answer.
 func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 	t.Helper()
+	return runPipelineAfter(t, c, nil)
+}
+
+// otherTargets are a target of each dialect (and a chat_only one), which TestGoldenCasesAfterOtherAttempts
+// renders each case's request for before its own.
+var otherTargets = []Target{
+	{Dialect: OpenAI, BasePath: "/v1", Model: "other-model"},
+	{Dialect: OpenAI, BasePath: "/v1", Model: "other-model", ChatOnly: true, DropHostedTools: true},
+	{Dialect: AzureOpenAI, BasePath: "/openai", Model: "other-model", Settings: Settings{deployment: "other"}},
+	{Dialect: AzureAI, Model: "other-model", Settings: Settings{extraParameters: ExtraPassThrough, deployment: "other"}},
+	{Dialect: EternalAI, BasePath: "/v1", Model: "other-model", Settings: Settings{chainID: "1"}, ForceStreamUsage: true},
+}
+
+// runPipelineAfter is runPipeline with attempts toward others made first, from the same parsed request: an
+// attempt renders from the client's original, whatever attempts came before it.
+func runPipelineAfter(t *testing.T, c goldencase.Case, others []Target) exchangeResult {
+	t.Helper()
 	req, resp := c.ClientRequest, c.UpstreamResponse
 	method, path, _ := strings.Cut(req.First, " ")
 	localError := func(client Dialect, e *Error) exchangeResult {
@@ -88,6 +105,12 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 	}
 	if target.BasePath == "" {
 		target.BasePath = providerDialect.DefaultBasePath()
+	}
+	for i := range others {
+		other := NewAttempt(&creq, &others[i])
+		if _, e := other.Head(&creq, nil); e == nil {
+			other.Render(nil, &creq, &body)
+		}
 	}
 	attempt := NewAttempt(&creq, &target)
 	head, e := attempt.Head(&creq, nil)
@@ -166,6 +189,28 @@ func runPipeline(t *testing.T, c goldencase.Case) exchangeResult {
 	out.Headers = outHeaders
 	result.client = out
 	return result
+}
+
+// TestGoldenCasesAfterOtherAttempts: every golden case gives its golden result when its request was first
+// rendered for a target of every dialect (failover renders one request for several targets in turn).
+func TestGoldenCasesAfterOtherAttempts(t *testing.T) {
+	cases, err := goldencase.Load(casesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			fresh, after := runPipeline(t, c), runPipelineAfter(t, c, otherTargets)
+			if (fresh.upstream == nil) != (after.upstream == nil) ||
+				fresh.upstream != nil && !bytes.Equal(fresh.upstream.Render(), after.upstream.Render()) {
+				t.Errorf("the upstream request differs after other attempts")
+			}
+			if !bytes.Equal(fresh.client.Render(), after.client.Render()) {
+				t.Errorf("the client's answer differs after other attempts:\n--- fresh\n%s\n--- after\n%s",
+					fresh.client.Render(), after.client.Render())
+			}
+		})
+	}
 }
 
 func TestGoldenCases(t *testing.T) {

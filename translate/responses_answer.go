@@ -1,3 +1,5 @@
+//go:build !aidialect_no_bridge
+
 package translate
 
 // The answer half of the Responses bridge: a Chat Completions answer becomes a Response object. The writers

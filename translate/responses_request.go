@@ -1,3 +1,5 @@
+//go:build !aidialect_no_bridge
+
 package translate
 
 // The request half of the Responses bridge: a Responses create body becomes a Chat Completions request in

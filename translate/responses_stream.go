@@ -1,3 +1,5 @@
+//go:build !aidialect_no_bridge
+
 package translate
 
 // The stream half of the Responses bridge: a chat completion stream (OpenAI's shape, as Stream has edited it

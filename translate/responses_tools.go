@@ -1,3 +1,5 @@
+//go:build !aidialect_no_bridge
+
 package translate
 
 // The tools of a Responses request bridged to Chat Completions, and what their calls become again.
