@@ -108,7 +108,7 @@ func azureAIHeaders(head *UpstreamHead, req *ClientRequest, t *Target, version s
 }
 
 // extraPolicy is the provider's extra_parameters policy, unless an Azure AI client sent its own header.
-func extraPolicy(req *ClientRequest, t *Target) (ExtraParameters, *Error) {
+func extraPolicy(req *ClientRequest, t *Target) (extraParametersPolicy, *Error) {
 	if req.Dialect == t.Dialect && req.PolicyHeader != "" {
 		p, ok := parseClientExtraParameters(req.PolicyHeader)
 		if !ok {
@@ -168,50 +168,50 @@ func appendAzureCoreError(b []byte, f *errorFields) []byte {
 
 func recognisesAzureCoreError(e gjson.Result) bool { return e.Get("code").Type == gjson.String }
 
-// ExtraParameters is an Azure AI provider's policy for request fields outside its known set.
-type ExtraParameters uint8
+// extraParametersPolicy is an Azure AI provider's policy for request fields outside its known set.
+type extraParametersPolicy uint8
 
 const (
-	// ExtraDrop removes unknown fields and sends "extra-parameters: drop" (the default).
-	ExtraDrop ExtraParameters = iota
-	// ExtraPassThrough keeps them and sends "extra-parameters: pass-through".
-	ExtraPassThrough
-	// ExtraError answers 400 locally, naming them; the upstream is not called.
-	ExtraError
+	// extraDrop removes unknown fields and sends "extra-parameters: drop" (the default).
+	extraDrop extraParametersPolicy = iota
+	// extraPassThrough keeps them and sends "extra-parameters: pass-through".
+	extraPassThrough
+	// extraError answers 400 locally, naming them; the upstream is not called.
+	extraError
 )
 
 // extraParametersKey is a provider's extra_parameters policy; a dialect with knownParams lists it among its
 // providerKeys.
 var extraParametersKey = configKey{name: "extra_parameters",
 	check: func(v string) error {
-		if _, ok := ParseExtraParameters(v); !ok {
+		if _, ok := parseExtraParameters(v); !ok {
 			return fmt.Errorf("%q is not one of pass-through, drop, error", v)
 		}
 		return nil
 	},
-	apply: func(s *Settings, v string) { s.extraParameters, _ = ParseExtraParameters(v) },
+	apply: func(s *Settings, v string) { s.extraParameters, _ = parseExtraParameters(v) },
 }
 
-// ParseExtraParameters reads the extra_parameters configuration value; "ignore" is the old name of "drop".
-func ParseExtraParameters(s string) (ExtraParameters, bool) {
+// parseExtraParameters reads the extra_parameters configuration value; "ignore" is the old name of "drop".
+func parseExtraParameters(s string) (extraParametersPolicy, bool) {
 	switch s {
 	case "", "drop", "ignore":
-		return ExtraDrop, true
+		return extraDrop, true
 	case "pass-through":
-		return ExtraPassThrough, true
+		return extraPassThrough, true
 	case "error":
-		return ExtraError, true
+		return extraError, true
 	}
-	return ExtraDrop, false
+	return extraDrop, false
 }
 
 // headerValue is the extra-parameters header value for an api-version: 2024-04-01-preview still used the
 // older value name "ignore" for drop.
-func (p ExtraParameters) headerValue(apiVersion string) string {
+func (p extraParametersPolicy) headerValue(apiVersion string) string {
 	switch p {
-	case ExtraPassThrough:
+	case extraPassThrough:
 		return "pass-through"
-	case ExtraError:
+	case extraError:
 		return "error"
 	}
 	if apiVersion == "2024-04-01-preview" {
@@ -220,17 +220,17 @@ func (p ExtraParameters) headerValue(apiVersion string) string {
 	return "drop"
 }
 
-func (p ExtraParameters) String() string { return p.headerValue("") }
+func (p extraParametersPolicy) String() string { return p.headerValue("") }
 
 // parseClientExtraParameters reads an extra-parameters header sent by an azure-ai client (any era's names).
-func parseClientExtraParameters(v string) (ExtraParameters, bool) {
+func parseClientExtraParameters(v string) (extraParametersPolicy, bool) {
 	switch v {
 	case "pass-through", "allow":
-		return ExtraPassThrough, true
+		return extraPassThrough, true
 	case "drop", "ignore":
-		return ExtraDrop, true
+		return extraDrop, true
 	case "error":
-		return ExtraError, true
+		return extraError, true
 	}
-	return ExtraDrop, false
+	return extraDrop, false
 }

@@ -61,9 +61,9 @@ func TestAzureAIHeaders(t *testing.T) {
 			[]Header{{"extra-parameters", "ignore"}}, true, "", "", ""},
 		{"drop for a GA version", OpenAI, "", Target{}, "2025-04-01",
 			[]Header{{"extra-parameters", "drop"}}, true, "", "", ""},
-		{"pass-through in every version", OpenAI, "", Target{Settings: Settings{extraParameters: ExtraPassThrough}}, older,
+		{"pass-through in every version", OpenAI, "", Target{Settings: Settings{extraParameters: extraPassThrough}}, older,
 			[]Header{{"extra-parameters", "pass-through"}}, true, "", "", ""},
-		{"error in every version", OpenAI, "", Target{Settings: Settings{extraParameters: ExtraError}}, older,
+		{"error in every version", OpenAI, "", Target{Settings: Settings{extraParameters: extraError}}, older,
 			[]Header{{"extra-parameters", "error"}}, true, "", "", ""},
 		{"the configured deployment is sent", OpenAI, "", Target{Settings: Settings{deployment: "llama-prod"}}, newer,
 			[]Header{{"extra-parameters", "drop"}, {"azureml-model-deployment", "llama-prod"}}, false, "", "", ""},
@@ -75,20 +75,20 @@ func TestAzureAIHeaders(t *testing.T) {
 			[]Header{{"extra-parameters", "drop"}}, true, "", "", ""},
 		{"an eternalai client's model header is removed", EternalAI, "", Target{}, newer,
 			[]Header{{"extra-parameters", "drop"}}, true, "", "", ""},
-		{"the azure-ai client's header wins over the provider's", AzureAI, "pass-through", Target{Settings: Settings{extraParameters: ExtraDrop}}, newer,
+		{"the azure-ai client's header wins over the provider's", AzureAI, "pass-through", Target{Settings: Settings{extraParameters: extraDrop}}, newer,
 			[]Header{{"extra-parameters", "pass-through"}}, false, "", "", ""},
 		{"the client's allow is pass-through", AzureAI, "allow", Target{}, newer,
 			[]Header{{"extra-parameters", "pass-through"}}, false, "", "", ""},
-		{"the client's ignore is drop", AzureAI, "ignore", Target{Settings: Settings{extraParameters: ExtraPassThrough}}, "2025-04-01",
+		{"the client's ignore is drop", AzureAI, "ignore", Target{Settings: Settings{extraParameters: extraPassThrough}}, "2025-04-01",
 			[]Header{{"extra-parameters", "drop"}}, false, "", "", ""},
-		{"the client's drop is written ignore for 2024-04-01-preview", AzureAI, "drop", Target{Settings: Settings{extraParameters: ExtraError}}, older,
+		{"the client's drop is written ignore for 2024-04-01-preview", AzureAI, "drop", Target{Settings: Settings{extraParameters: extraError}}, older,
 			[]Header{{"extra-parameters", "ignore"}}, false, "", "", ""},
-		{"the client's error", AzureAI, "error", Target{Settings: Settings{extraParameters: ExtraPassThrough}}, newer,
+		{"the client's error", AzureAI, "error", Target{Settings: Settings{extraParameters: extraPassThrough}}, newer,
 			[]Header{{"extra-parameters", "error"}}, false, "", "", ""},
 		{"an invalid client header refused", AzureAI, "Pass-Through", Target{}, newer,
 			nil, false, ErrInvalidParameter, "extra-parameters",
 			`the extra-parameters header must be pass-through, drop or error, not "Pass-Through"`},
-		{"another dialect's client's header is not read", OpenAI, "bogus", Target{Settings: Settings{extraParameters: ExtraPassThrough}}, newer,
+		{"another dialect's client's header is not read", OpenAI, "bogus", Target{Settings: Settings{extraParameters: extraPassThrough}}, newer,
 			[]Header{{"extra-parameters", "pass-through"}}, true, "", "", ""},
 		{"the client's header with a deployment", AzureAI, "error", Target{Settings: Settings{deployment: "d1"}}, newer,
 			[]Header{{"extra-parameters", "error"}, {"azureml-model-deployment", "d1"}}, false, "", "", ""},
@@ -137,20 +137,20 @@ func TestClientPolicyHeader(t *testing.T) {
 		client       Dialect
 		clientHeader string
 		op           Operation
-		provider     ExtraParameters
+		provider     extraParametersPolicy
 		strict       bool
-		policy       ExtraParameters
+		policy       extraParametersPolicy
 		errCode      ErrorCode
 	}{
-		{"chat: the provider's drop", OpenAI, "", OpChatCompletions, ExtraDrop, true, ExtraDrop, ""},
-		{"chat: the provider's pass-through", OpenAI, "", OpChatCompletions, ExtraPassThrough, true, ExtraPassThrough, ""},
-		{"embeddings: the provider's error", OpenAI, "", OpEmbeddings, ExtraError, true, ExtraError, ""},
-		{"completions are strict too", OpenAI, "", OpCompletions, ExtraPassThrough, true, ExtraPassThrough, ""},
-		{"no parameter list for model listing: no header read", AzureAI, "error", OpListModels, ExtraPassThrough, false, ExtraPassThrough, ""},
-		{"an azure-ai client's header wins", AzureAI, "error", OpChatCompletions, ExtraPassThrough, true, ExtraError, ""},
-		{"an azure-ai client's allow", AzureAI, "allow", OpEmbeddings, ExtraDrop, true, ExtraPassThrough, ""},
-		{"another client's header is not read", AzureOpenAI, "error", OpChatCompletions, ExtraDrop, true, ExtraDrop, ""},
-		{"an invalid client header refused", AzureAI, "none", OpChatCompletions, ExtraDrop, true, ExtraDrop, ErrInvalidParameter},
+		{"chat: the provider's drop", OpenAI, "", OpChatCompletions, extraDrop, true, extraDrop, ""},
+		{"chat: the provider's pass-through", OpenAI, "", OpChatCompletions, extraPassThrough, true, extraPassThrough, ""},
+		{"embeddings: the provider's error", OpenAI, "", OpEmbeddings, extraError, true, extraError, ""},
+		{"completions are strict too", OpenAI, "", OpCompletions, extraPassThrough, true, extraPassThrough, ""},
+		{"no parameter list for model listing: no header read", AzureAI, "error", OpListModels, extraPassThrough, false, extraPassThrough, ""},
+		{"an azure-ai client's header wins", AzureAI, "error", OpChatCompletions, extraPassThrough, true, extraError, ""},
+		{"an azure-ai client's allow", AzureAI, "allow", OpEmbeddings, extraDrop, true, extraPassThrough, ""},
+		{"another client's header is not read", AzureOpenAI, "error", OpChatCompletions, extraDrop, true, extraDrop, ""},
+		{"an invalid client header refused", AzureAI, "none", OpChatCompletions, extraDrop, true, extraDrop, ErrInvalidParameter},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -322,23 +322,23 @@ func TestRecognisesAzureCoreError(t *testing.T) {
 func TestParseExtraParameters(t *testing.T) {
 	tests := []struct {
 		value string
-		want  ExtraParameters
+		want  extraParametersPolicy
 		ok    bool
 	}{
-		{"", ExtraDrop, true},
-		{"drop", ExtraDrop, true},
-		{"ignore", ExtraDrop, true},
-		{"pass-through", ExtraPassThrough, true},
-		{"error", ExtraError, true},
-		{"allow", ExtraDrop, false},
-		{"pass_through", ExtraDrop, false},
-		{"DROP", ExtraDrop, false},
-		{" drop", ExtraDrop, false},
+		{"", extraDrop, true},
+		{"drop", extraDrop, true},
+		{"ignore", extraDrop, true},
+		{"pass-through", extraPassThrough, true},
+		{"error", extraError, true},
+		{"allow", extraDrop, false},
+		{"pass_through", extraDrop, false},
+		{"DROP", extraDrop, false},
+		{" drop", extraDrop, false},
 	}
 	for _, tt := range tests {
-		got, ok := ParseExtraParameters(tt.value)
+		got, ok := parseExtraParameters(tt.value)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("ParseExtraParameters(%q) = (%s, %v), want (%s, %v)", tt.value, got, ok, tt.want, tt.ok)
+			t.Errorf("parseExtraParameters(%q) = (%s, %v), want (%s, %v)", tt.value, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -347,17 +347,17 @@ func TestParseExtraParameters(t *testing.T) {
 func TestParseClientExtraParameters(t *testing.T) {
 	tests := []struct {
 		value string
-		want  ExtraParameters
+		want  extraParametersPolicy
 		ok    bool
 	}{
-		{"pass-through", ExtraPassThrough, true},
-		{"allow", ExtraPassThrough, true},
-		{"drop", ExtraDrop, true},
-		{"ignore", ExtraDrop, true},
-		{"error", ExtraError, true},
-		{"", ExtraDrop, false},
-		{"Error", ExtraDrop, false},
-		{"pass_through", ExtraDrop, false},
+		{"pass-through", extraPassThrough, true},
+		{"allow", extraPassThrough, true},
+		{"drop", extraDrop, true},
+		{"ignore", extraDrop, true},
+		{"error", extraError, true},
+		{"", extraDrop, false},
+		{"Error", extraDrop, false},
+		{"pass_through", extraDrop, false},
 	}
 	for _, tt := range tests {
 		got, ok := parseClientExtraParameters(tt.value)
@@ -371,25 +371,25 @@ func TestParseClientExtraParameters(t *testing.T) {
 // 2024-04-01-preview), and String, which names the current values.
 func TestExtraParametersHeaderValue(t *testing.T) {
 	tests := []struct {
-		policy  ExtraParameters
+		policy  extraParametersPolicy
 		version string
 		want    string
 	}{
-		{ExtraDrop, "2024-04-01-preview", "ignore"},
-		{ExtraDrop, "2024-05-01-preview", "drop"},
-		{ExtraDrop, "2025-04-01", "drop"},
-		{ExtraDrop, "", "drop"},
-		{ExtraPassThrough, "2024-04-01-preview", "pass-through"},
-		{ExtraPassThrough, "2024-05-01-preview", "pass-through"},
-		{ExtraError, "2024-04-01-preview", "error"},
-		{ExtraError, "2025-04-01", "error"},
+		{extraDrop, "2024-04-01-preview", "ignore"},
+		{extraDrop, "2024-05-01-preview", "drop"},
+		{extraDrop, "2025-04-01", "drop"},
+		{extraDrop, "", "drop"},
+		{extraPassThrough, "2024-04-01-preview", "pass-through"},
+		{extraPassThrough, "2024-05-01-preview", "pass-through"},
+		{extraError, "2024-04-01-preview", "error"},
+		{extraError, "2025-04-01", "error"},
 	}
 	for _, tt := range tests {
 		if got := tt.policy.headerValue(tt.version); got != tt.want {
 			t.Errorf("%d.headerValue(%q) = %q, want %q", tt.policy, tt.version, got, tt.want)
 		}
 	}
-	for policy, want := range map[ExtraParameters]string{ExtraDrop: "drop", ExtraPassThrough: "pass-through", ExtraError: "error"} {
+	for policy, want := range map[extraParametersPolicy]string{extraDrop: "drop", extraPassThrough: "pass-through", extraError: "error"} {
 		if got := policy.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", policy, got, want)
 		}

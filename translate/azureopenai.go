@@ -82,18 +82,18 @@ func responsesVersions(op Operation) opVersions {
 // the surface's default and is not sent on the wire.
 var azureOpenAIV1Versions = []string{"v1", "latest", "preview"}
 
-// IsAzureOpenAIV1 reports whether an azure-openai api_version selects the v1 surface.
-func IsAzureOpenAIV1(apiVersion string) bool { return inList(azureOpenAIV1Versions, apiVersion) }
+// isAzureOpenAIV1 reports whether an azure-openai api_version selects the v1 surface.
+func isAzureOpenAIV1(apiVersion string) bool { return inList(azureOpenAIV1Versions, apiVersion) }
 
 // azureOpenAIPath is /openai/v1/{op} on the v1 surface, else /openai/deployments/{deployment}/{op}: the
 // deployment is the model entry's, else the model name, which must then be a valid deployment name. The
 // classic surface's Responses API is /openai/responses, with the deployment in the body.
 func azureOpenAIPath(b []byte, req *ClientRequest, t *Target, version string) ([]byte, *Error) {
-	if req.Op.responsesFamily() && !IsAzureOpenAIV1(version) {
+	if req.Op.responsesFamily() && !isAzureOpenAIV1(version) {
 		b = append(append(b, '/'), req.Op.PathSuffix()...)
 		return append(append(b, "?api-version="...), version...), nil
 	}
-	if IsAzureOpenAIV1(version) {
+	if isAzureOpenAIV1(version) {
 		b = append(append(b, "/v1/"...), req.Op.PathSuffix()...)
 		if version != "v1" {
 			b = append(append(b, "?api-version="...), version...)
@@ -114,7 +114,7 @@ func azureOpenAIPath(b []byte, req *ClientRequest, t *Target, version string) ([
 // surface, and the Responses API on either surface, read the deployment from the body model (the entry's
 // deployment, else its model).
 func azureOpenAIBodyModel(req *ClientRequest, t *Target, version string) (string, bool) {
-	return firstNonEmpty(t.Settings.deployment, t.Model), IsAzureOpenAIV1(version) || req.Op.responsesFamily()
+	return firstNonEmpty(t.Settings.deployment, t.Model), isAzureOpenAIV1(version) || req.Op.responsesFamily()
 }
 
 // isAnnotationEvent reports Azure's content-filter annotation chunks: an empty object name, or no choices

@@ -115,8 +115,8 @@ func TestIsAzureOpenAIV1(t *testing.T) {
 		{"", false},
 	}
 	for _, tt := range tests {
-		if got := IsAzureOpenAIV1(tt.version); got != tt.want {
-			t.Errorf("IsAzureOpenAIV1(%q) = %v, want %v", tt.version, got, tt.want)
+		if got := isAzureOpenAIV1(tt.version); got != tt.want {
+			t.Errorf("isAzureOpenAIV1(%q) = %v, want %v", tt.version, got, tt.want)
 		}
 	}
 }

@@ -30,7 +30,7 @@ var eternalAISpec = dialectSpec{
 	chatBridge:      bridgeOptions{maxTokensField: "max_tokens", streamUsage: true},
 	encodingFormats: []string{"float", "base64"},
 
-	editsAnswers: func(x *Exchange) bool { return x.onchain != OnchainKeep },
+	editsAnswers: func(x *Exchange) bool { return x.onchain != onchainKeep },
 	answerKeys:   []answerKey{{name: "onchain_data", headerPrefix: "x-onchain-", fate: onchainFate}},
 	dropsEvent:   dropsNoEvent,
 	editEvent:    noEventEdits,
@@ -46,8 +46,8 @@ var eternalAISpec = dialectSpec{
 // stays an OpenAI client's, bridged to chat).
 var eternalAIOperations = ops(OpChatCompletions, OpCompletions)
 
-// DefaultChainID is EternalAI's documented default chain ("Symbiosis").
-const DefaultChainID = "45762"
+// defaultEternalAIChain is EternalAI's documented default chain ("Symbiosis").
+const defaultEternalAIChain = "45762"
 
 // claimsChainID: an OpenAI-path request whose body carries chain_id is an EternalAI client.
 func claimsChainID(req *ClientRequest, body *RequestBody) bool {
@@ -56,7 +56,7 @@ func claimsChainID(req *ClientRequest, body *RequestBody) bool {
 
 // chooseChainID picks the chain: the model entry's, else the client's, else the provider's, else the default.
 func chooseChainID(c *renderContext) *Error {
-	c.chainID = firstNonEmpty(c.t.Settings.chainID, c.body.ChainID, c.t.Settings.defaultChainID, DefaultChainID)
+	c.chainID = firstNonEmpty(c.t.Settings.chainID, c.body.ChainID, c.t.Settings.defaultChainID, defaultEternalAIChain)
 	return nil
 }
 
@@ -97,23 +97,23 @@ func checkChainID(v string) error {
 	return nil
 }
 
-// OnchainData says what happens to EternalAI's onchain_data in answers to clients of other dialects.
-type OnchainData uint8
+// onchainPolicy says what happens to EternalAI's onchain_data in answers to clients of other dialects.
+type onchainPolicy uint8
 
 const (
-	// OnchainHeaders removes it from the body and exposes its scalar fields as x-onchain-<field> headers.
-	OnchainHeaders OnchainData = iota
-	// OnchainStrip removes it.
-	OnchainStrip
-	// OnchainKeep leaves it in the body.
-	OnchainKeep
+	// onchainHeaders removes it from the body and exposes its scalar fields as x-onchain-<field> headers.
+	onchainHeaders onchainPolicy = iota
+	// onchainStrip removes it.
+	onchainStrip
+	// onchainKeep leaves it in the body.
+	onchainKeep
 )
 
 func onchainFate(x *Exchange) keyFate {
 	switch x.onchain {
-	case OnchainKeep:
+	case onchainKeep:
 		return keepKey
-	case OnchainStrip:
+	case onchainStrip:
 		return dropKey
 	}
 	return keyToHeaders
@@ -132,14 +132,14 @@ var onchainDataKey = configKey{name: "onchain_data",
 }
 
 // parseOnchainData reads the onchain_data configuration value.
-func parseOnchainData(s string) (OnchainData, bool) {
+func parseOnchainData(s string) (onchainPolicy, bool) {
 	switch s {
 	case "", "headers":
-		return OnchainHeaders, true
+		return onchainHeaders, true
 	case "strip":
-		return OnchainStrip, true
+		return onchainStrip, true
 	case "keep":
-		return OnchainKeep, true
+		return onchainKeep, true
 	}
-	return OnchainHeaders, false
+	return onchainHeaders, false
 }

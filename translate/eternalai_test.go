@@ -51,7 +51,7 @@ func TestChooseChainID(t *testing.T) {
 	tests := []struct {
 		name     string
 		model    string // Target.ChainID, the model entry's
-		provider string // Target.DefaultChainID
+		provider string // Target.defaultEternalAIChain
 		body     string
 		want     string
 	}{
@@ -62,7 +62,7 @@ func TestChooseChainID(t *testing.T) {
 		{"the provider's when the client names none", "", "1", `{}`, "1"},
 		{"the provider's over the client's empty string", "", "1", `{"chain_id":""}`, "1"},
 		{"the provider's over the client's null", "", "1", `{"chain_id":null}`, "1"},
-		{"the default when nobody names one", "", "", `{}`, DefaultChainID},
+		{"the default when nobody names one", "", "", `{}`, defaultEternalAIChain},
 		{"the client's over the default", "", "", `{"chain_id":"56"}`, "56"},
 	}
 	for _, tt := range tests {
@@ -78,8 +78,8 @@ func TestChooseChainID(t *testing.T) {
 			}
 		})
 	}
-	if DefaultChainID != "45762" {
-		t.Errorf("DefaultChainID = %q, want EternalAI's documented 45762", DefaultChainID)
+	if defaultEternalAIChain != "45762" {
+		t.Errorf("defaultEternalAIChain = %q, want EternalAI's documented 45762", defaultEternalAIChain)
 	}
 }
 
@@ -116,13 +116,13 @@ func TestPlanChainIDKey(t *testing.T) {
 // TestOnchainFate: what becomes of onchain_data for another dialect's client, per onchain_data setting.
 func TestOnchainFate(t *testing.T) {
 	tests := []struct {
-		setting   OnchainData
+		setting   onchainPolicy
 		fate      keyFate
 		editsBody bool // eternalAISpec.editsAnswers
 	}{
-		{OnchainHeaders, keyToHeaders, true},
-		{OnchainStrip, dropKey, true},
-		{OnchainKeep, keepKey, false},
+		{onchainHeaders, keyToHeaders, true},
+		{onchainStrip, dropKey, true},
+		{onchainKeep, keepKey, false},
 	}
 	for _, tt := range tests {
 		x := Exchange{Client: OpenAI, Provider: EternalAI, Op: OpChatCompletions, onchain: tt.setting}
@@ -142,15 +142,15 @@ func TestOnchainFate(t *testing.T) {
 func TestParseOnchainData(t *testing.T) {
 	tests := []struct {
 		value string
-		want  OnchainData
+		want  onchainPolicy
 		ok    bool
 	}{
-		{"", OnchainHeaders, true},
-		{"headers", OnchainHeaders, true},
-		{"strip", OnchainStrip, true},
-		{"keep", OnchainKeep, true},
-		{"Keep", OnchainHeaders, false},
-		{"drop", OnchainHeaders, false},
+		{"", onchainHeaders, true},
+		{"headers", onchainHeaders, true},
+		{"strip", onchainStrip, true},
+		{"keep", onchainKeep, true},
+		{"Keep", onchainHeaders, false},
+		{"drop", onchainHeaders, false},
 	}
 	for _, tt := range tests {
 		got, ok := parseOnchainData(tt.value)

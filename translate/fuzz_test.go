@@ -53,7 +53,7 @@ func FuzzRenderRequest(f *testing.F) {
 		req.RefineWithBody(&b)
 		target := Target{
 			Dialect:  Dialects[int(selector)%len(Dialects)],
-			Settings: Settings{extraParameters: ExtraParameters(int(selector/4) % 3)},
+			Settings: Settings{extraParameters: extraParametersPolicy(int(selector/4) % 3)},
 			Model:    b.Model,
 		}
 		if m, ok := req.ModelFromHeaders(); ok {
@@ -136,7 +136,7 @@ func FuzzTranslateJSON(f *testing.F) {
 			Client:   Dialects[int(selector)%len(Dialects)],
 			Provider: Dialects[int(selector)/len(Dialects)%len(Dialects)],
 			Op:       OpChatCompletions,
-			onchain:  OnchainData(int(selector/16) % 3),
+			onchain:  onchainPolicy(int(selector/16) % 3),
 		}
 		out, headers, _, err := Answer(nil, &x, body)
 		if err != nil {

@@ -53,7 +53,7 @@ var otherTargets = []Target{
 	{Dialect: OpenAI, BasePath: "/v1", Model: "other-model"},
 	{Dialect: OpenAI, BasePath: "/v1", Model: "other-model", ChatOnly: true, DropHostedTools: true},
 	{Dialect: AzureOpenAI, BasePath: "/openai", Model: "other-model", Settings: Settings{deployment: "other"}},
-	{Dialect: AzureAI, Model: "other-model", Settings: Settings{extraParameters: ExtraPassThrough, deployment: "other"}},
+	{Dialect: AzureAI, Model: "other-model", Settings: Settings{extraParameters: extraPassThrough, deployment: "other"}},
 	{Dialect: EternalAI, BasePath: "/v1", Model: "other-model", Settings: Settings{chainID: "1"}, ForceStreamUsage: true},
 }
 

@@ -63,7 +63,7 @@ func TestRenderAllocationsDoNotGrowWithMembers(t *testing.T) {
 		maxAllocs float64
 	}{
 		{10, Target{Dialect: OpenAI, Model: "m"}, 2},
-		{10, Target{Dialect: AzureAI, Model: "m", Settings: Settings{extraParameters: ExtraPassThrough}}, 2},
+		{10, Target{Dialect: AzureAI, Model: "m", Settings: Settings{extraParameters: extraPassThrough}}, 2},
 		{1000, Target{Dialect: OpenAI, Model: "m"}, 10},
 		{4000, Target{Dialect: AzureOpenAI, Model: "m", Settings: Settings{deployment: "d"}}, 25}, // base: 17
 	} {
@@ -99,14 +99,14 @@ func TestRenderAllocationsDoNotGrowWithMembers(t *testing.T) {
 func TestEncodingFormatTowardAzureAIIsTheProvidersToJudge(t *testing.T) {
 	for _, r := range []struct {
 		path, body string
-		policy     ExtraParameters
+		policy     extraParametersPolicy
 	}{
 		// Embeddings toward a pass-through provider: the base forwarded the value for Azure AI to judge.
-		{"/v1/embeddings", `{"model":"m","input":["x"],"encoding_format":"int16"}`, ExtraPassThrough},
-		{"/embeddings?api-version=2024-05-01-preview", `{"model":"m","input":["x"],"encoding_format":"Float"}`, ExtraDrop},
+		{"/v1/embeddings", `{"model":"m","input":["x"],"encoding_format":"int16"}`, extraPassThrough},
+		{"/embeddings?api-version=2024-05-01-preview", `{"model":"m","input":["x"],"encoding_format":"Float"}`, extraDrop},
 		// Chat, where encoding_format is an extra parameter: the base dropped it (drop policy); now a 400.
-		{"/v1/chat/completions", `{"model":"m","messages":[],"encoding_format":5}`, ExtraDrop},
-		{"/v1/chat/completions", `{"model":"m","messages":[],"encoding_format":"bogus"}`, ExtraDrop},
+		{"/v1/chat/completions", `{"model":"m","messages":[],"encoding_format":5}`, extraDrop},
+		{"/v1/chat/completions", `{"model":"m","messages":[],"encoding_format":"bogus"}`, extraDrop},
 	} {
 		t.Run(r.path+" "+r.body, func(t *testing.T) {
 			req, derr := Detect("POST", r.path, "")
@@ -134,7 +134,7 @@ func TestEscapedAnswerKeysMeetTheirFate(t *testing.T) {
 		body string
 		key  string
 	}{
-		{Exchange{Client: OpenAI, Provider: EternalAI, Op: OpChatCompletions, onchain: OnchainStrip},
+		{Exchange{Client: OpenAI, Provider: EternalAI, Op: OpChatCompletions, onchain: onchainStrip},
 			`{"id":"x","onchain\u005fdata":{"infer_tx":"0xabc"},"choices":[]}`, "infer_tx"},
 		{Exchange{Client: OpenAI, Provider: AzureOpenAI, Op: OpChatCompletions},
 			`{"id":"x","prompt\u005ffilter_results":[{"prompt_index":0}],"choices":[]}`, "prompt_index"},

@@ -169,7 +169,7 @@ func renderBodyAs(dst []byte, req *ClientRequest, body *RequestBody, t *Target) 
 	if e != nil {
 		return out, e
 	}
-	if c.policy == ExtraError && c.extras.count() > 0 {
+	if c.policy == extraError && c.extras.count() > 0 {
 		return out, NewError(ErrExtraParametersNotAllowed, c.extras.first(), "this provider does not accept the parameter(s) "+
 			c.extras.String()+": remove them, or have the operator set extra_parameters to drop or pass-through")
 	}

@@ -15,7 +15,7 @@ type Exchange struct {
 	Op       Operation
 	// onchain is what EternalAI's onchain_data becomes for clients of other dialects (the target's
 	// Settings).
-	onchain OnchainData
+	onchain onchainPolicy
 	// IncludeUsage: the client asked for stream_options.include_usage.
 	IncludeUsage bool
 	// Tools: the request offered tools, so streamed answers may carry tool-call deltas to index.

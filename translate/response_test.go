@@ -15,7 +15,7 @@ import (
 // headers), its usage read, and left as it came (aliased) when nothing changes.
 func TestAnswer(t *testing.T) {
 	const onchain = `"onchain_data":{"infer_id":42,"pbft_committee":["0xa"],"proposer":"0xb","infer_tx":"0xc","submit_tx":null}`
-	onchainHeaders := []Header{{"x-onchain-infer-id", "42"}, {"x-onchain-proposer", "0xb"}, {"x-onchain-infer-tx", "0xc"}}
+	exposedOnchain := []Header{{"x-onchain-infer-id", "42"}, {"x-onchain-proposer", "0xb"}, {"x-onchain-infer-tx", "0xc"}}
 	tests := []struct {
 		name     string
 		x        Exchange
@@ -35,19 +35,19 @@ func TestAnswer(t *testing.T) {
 			`{"id":"c","prompt_filter_results":[]}`, "", nil, Usage{}, false},
 		{"azure-openai annotations dropped for azure-ai", Exchange{Client: AzureAI, Provider: AzureOpenAI},
 			`{"prompt_filter_results":[],"id":"c"}`, `{"id":"c"}`, nil, Usage{}, false},
-		{"onchain_data to headers", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainHeaders},
+		{"onchain_data to headers", Exchange{Client: OpenAI, Provider: EternalAI, onchain: onchainHeaders},
 			`{"id":"c",` + onchain + `,"usage":{"prompt_tokens":1,"completion_tokens":2}}`,
-			`{"id":"c","usage":{"prompt_tokens":1,"completion_tokens":2}}`, onchainHeaders,
+			`{"id":"c","usage":{"prompt_tokens":1,"completion_tokens":2}}`, exposedOnchain,
 			Usage{PromptTokens: 1, CompletionTokens: 2, Seen: true}, false},
-		{"onchain_data stripped", Exchange{Client: AzureOpenAI, Provider: EternalAI, onchain: OnchainStrip},
+		{"onchain_data stripped", Exchange{Client: AzureOpenAI, Provider: EternalAI, onchain: onchainStrip},
 			`{"id":"c",` + onchain + `}`, `{"id":"c"}`, nil, Usage{}, false},
-		{"onchain_data kept", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainKeep},
+		{"onchain_data kept", Exchange{Client: OpenAI, Provider: EternalAI, onchain: onchainKeep},
 			`{"id":"c",` + onchain + `}`, "", nil, Usage{}, false},
-		{"onchain_data kept for eternalai clients", Exchange{Client: EternalAI, Provider: EternalAI, onchain: OnchainHeaders},
+		{"onchain_data kept for eternalai clients", Exchange{Client: EternalAI, Provider: EternalAI, onchain: onchainHeaders},
 			`{"id":"c",` + onchain + `}`, "", nil, Usage{}, false},
-		{"a dropped first member leaves no comma", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainStrip},
+		{"a dropped first member leaves no comma", Exchange{Client: OpenAI, Provider: EternalAI, onchain: onchainStrip},
 			`{` + onchain + `,"id":"c"}`, `{"id":"c"}`, nil, Usage{}, false},
-		{"the only member dropped", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainStrip},
+		{"the only member dropped", Exchange{Client: OpenAI, Provider: EternalAI, onchain: onchainStrip},
 			`{` + onchain + `}`, `{}`, nil, Usage{}, false},
 		{"members copied with their spacing", Exchange{Client: OpenAI, Provider: AzureOpenAI},
 			`{ "id" : "c" , "prompt_filter_results" : [] , "n" :1 }`, `{"id" : "c","n" :1}`, nil, Usage{}, false},
@@ -107,12 +107,12 @@ func TestAnswerHeadersFromBody(t *testing.T) {
 		want bool
 		bug  string // a known product bug: the row is skipped with this reason
 	}{
-		{"eternalai onchain headers for openai", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainHeaders}, true, ""},
-		{"eternalai onchain headers for azure-ai", Exchange{Client: AzureAI, Provider: EternalAI, onchain: OnchainHeaders}, true, ""},
+		{"eternalai onchain headers for openai", Exchange{Client: OpenAI, Provider: EternalAI, onchain: onchainHeaders}, true, ""},
+		{"eternalai onchain headers for azure-ai", Exchange{Client: AzureAI, Provider: EternalAI, onchain: onchainHeaders}, true, ""},
 		{"eternalai onchain headers for an unknown client", Exchange{Client: DialectUnknown, Provider: EternalAI}, true, ""},
-		{"eternalai onchain stripped", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainStrip}, false, ""},
-		{"eternalai onchain kept", Exchange{Client: OpenAI, Provider: EternalAI, onchain: OnchainKeep}, false, ""},
-		{"same dialect", Exchange{Client: EternalAI, Provider: EternalAI, onchain: OnchainHeaders}, false, ""},
+		{"eternalai onchain stripped", Exchange{Client: OpenAI, Provider: EternalAI, onchain: onchainStrip}, false, ""},
+		{"eternalai onchain kept", Exchange{Client: OpenAI, Provider: EternalAI, onchain: onchainKeep}, false, ""},
+		{"same dialect", Exchange{Client: EternalAI, Provider: EternalAI, onchain: onchainHeaders}, false, ""},
 		{"azure-openai members are only dropped", Exchange{Client: OpenAI, Provider: AzureOpenAI}, false, ""},
 		{"openai has no members of its own", Exchange{Client: EternalAI, Provider: OpenAI}, false, ""},
 		{"azure-ai has no members of its own", Exchange{Client: OpenAI, Provider: AzureAI}, false, ""},
@@ -144,7 +144,7 @@ func TestFateOf(t *testing.T) {
 	tests := []struct {
 		name     string
 		provider Dialect
-		onchain  OnchainData
+		onchain  onchainPolicy
 		key      string
 		fate     keyFate
 		row      string // the deciding row's name, "" for none
@@ -153,10 +153,10 @@ func TestFateOf(t *testing.T) {
 		{"azure-openai prompt_annotations", AzureOpenAI, 0, "prompt_annotations", dropKey, "prompt_annotations"},
 		{"azure-openai choices kept", AzureOpenAI, 0, "choices", keepKey, ""},
 		{"a member differing in case kept", AzureOpenAI, 0, "Prompt_Filter_Results", keepKey, ""},
-		{"eternalai onchain_data to headers", EternalAI, OnchainHeaders, "onchain_data", keyToHeaders, "onchain_data"},
-		{"eternalai onchain_data stripped", EternalAI, OnchainStrip, "onchain_data", dropKey, "onchain_data"},
-		{"eternalai onchain_data kept", EternalAI, OnchainKeep, "onchain_data", keepKey, "onchain_data"},
-		{"eternalai other member kept", EternalAI, OnchainStrip, "usage", keepKey, ""},
+		{"eternalai onchain_data to headers", EternalAI, onchainHeaders, "onchain_data", keyToHeaders, "onchain_data"},
+		{"eternalai onchain_data stripped", EternalAI, onchainStrip, "onchain_data", dropKey, "onchain_data"},
+		{"eternalai onchain_data kept", EternalAI, onchainKeep, "onchain_data", keepKey, "onchain_data"},
+		{"eternalai other member kept", EternalAI, onchainStrip, "usage", keepKey, ""},
 		{"openai lists no member", OpenAI, 0, "prompt_filter_results", keepKey, ""},
 		{"azure-ai lists no member", AzureAI, 0, "onchain_data", keepKey, ""},
 	}

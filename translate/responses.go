@@ -121,6 +121,21 @@ func (responsesSurface) manyPieces() bool { return false }
 
 func (responsesSurface) echoOmitted() []string { return nil }
 
+// planClientMetadata leaves out a Responses request's client_metadata, named in x-aidialect-dropped-params.
+// The Codex CLI sends it on every turn (installation, thread and turn ids for OpenAI's analytics; the same
+// ids go out as its headers, and nothing in the answer depends on them), and the public APIs refuse it as an
+// unknown parameter: OpenAI's Responses API (it is not in the API's schema; SEMOSS/Semoss#2532 and
+// 9router#1157 report "Unknown parameter: 'client_metadata'") and Azure OpenAI's (LiteLLM's
+// "AzureException BadRequestError - Unknown parameter: 'client_metadata'"). Forwarded, it would make the
+// first request of every Codex session fail. docs/agent-clients.md has the evidence.
+func planClientMetadata(c *renderContext, i int, p *memberPlan) *Error {
+	if c.req.Op.responsesFamily() {
+		p.edit, p.settled = editDrop, true
+		c.extras.add(c.body, i)
+	}
+	return nil
+}
+
 // bridgeOptions are what a chat-only target takes of the fields a Responses request maps to; each dialect's
 // table sets them (chatBridge), as data.
 type bridgeOptions struct {

@@ -81,7 +81,7 @@ type renderContext struct {
 	// strictParams: the target lists its known parameters for the operation (knownParams); the others
 	// follow policy, the provider's extra_parameters unless the target's prepareBody overrides it.
 	strictParams bool
-	policy       ExtraParameters
+	policy       extraParametersPolicy
 	extras       paramList
 	// chainID is the chain an EternalAI target receives.
 	chainID string
@@ -112,21 +112,6 @@ func planModel(c *renderContext, i int, p *memberPlan) *Error {
 	return nil
 }
 
-// planClientMetadata leaves out a Responses request's client_metadata, named in x-aidialect-dropped-params.
-// The Codex CLI sends it on every turn (installation, thread and turn ids for OpenAI's analytics; the same
-// ids go out as its headers, and nothing in the answer depends on them), and the public APIs refuse it as an
-// unknown parameter: OpenAI's Responses API (it is not in the API's schema; SEMOSS/Semoss#2532 and
-// 9router#1157 report "Unknown parameter: 'client_metadata'") and Azure OpenAI's (LiteLLM's
-// "AzureException BadRequestError - Unknown parameter: 'client_metadata'"). Forwarded, it would make the
-// first request of every Codex session fail. docs/agent-clients.md has the evidence.
-func planClientMetadata(c *renderContext, i int, p *memberPlan) *Error {
-	if c.req.Op.responsesFamily() {
-		p.edit, p.settled = editDrop, true
-		c.extras.add(c.body, i)
-	}
-	return nil
-}
-
 // planStreamOptions sets include_usage when the gateway needs usage the client did not ask for.
 func planStreamOptions(c *renderContext, i int, p *memberPlan) *Error {
 	if c.forceUsage {
@@ -143,10 +128,10 @@ func planFallback(c *renderContext, i int, info *fieldInfo, p *memberPlan) {
 		p.edit = editDrop
 	case c.strictParams && info.knownOps[c.t.Dialect]&(1<<c.req.Op) == 0:
 		switch c.policy {
-		case ExtraDrop:
+		case extraDrop:
 			p.edit = editDrop
 			c.extras.add(c.body, i)
-		case ExtraError:
+		case extraError:
 			c.extras.add(c.body, i)
 		}
 	}

@@ -96,8 +96,8 @@ func TestFallbackRule(t *testing.T) {
 		{"the target's own field kept", `{"data_sources":[]}`, Target{Dialect: AzureOpenAI}, editKeep, 0},
 		{"unknown field kept toward a lenient target", `{"user":"u"}`, Target{Dialect: OpenAI}, editKeep, 0},
 		{"extra parameter dropped and listed", `{"user":"u"}`, Target{Dialect: AzureAI}, editDrop, 1},
-		{"extra parameter passed through", `{"user":"u"}`, Target{Dialect: AzureAI, Settings: Settings{extraParameters: ExtraPassThrough}}, editKeep, 0},
-		{"extra parameter kept and listed for the error", `{"user":"u"}`, Target{Dialect: AzureAI, Settings: Settings{extraParameters: ExtraError}}, editKeep, 1},
+		{"extra parameter passed through", `{"user":"u"}`, Target{Dialect: AzureAI, Settings: Settings{extraParameters: extraPassThrough}}, editKeep, 0},
+		{"extra parameter kept and listed for the error", `{"user":"u"}`, Target{Dialect: AzureAI, Settings: Settings{extraParameters: extraError}}, editKeep, 1},
 		{"known parameter kept", `{"temperature":1}`, Target{Dialect: AzureAI}, editKeep, 0},
 	}
 	for _, tt := range tests {

@@ -46,12 +46,12 @@ type Settings struct {
 	// chainID is the EternalAI model entry's pinned chain; defaultChainID the provider's.
 	chainID, defaultChainID string
 	// extraParameters is the azure-ai provider's policy for fields outside its known set.
-	extraParameters ExtraParameters
+	extraParameters extraParametersPolicy
 	// entraToken: the azure-openai provider's key is an Entra token, sent as Authorization: Bearer.
 	entraToken bool
 	// onchain is what EternalAI's onchain_data becomes for clients of other dialects (the gateway's
 	// onchain_data).
-	onchain OnchainData
+	onchain onchainPolicy
 }
 
 // SettingError is a dialect setting that was refused: the key, and what is wrong with its value.
