@@ -516,6 +516,9 @@ func parseProvider(field string, rp rawProvider, gateway translate.Settings, get
 	}
 	var serr *translate.SettingError
 	if p.settings, serr = gateway.With(dialect, translate.ProviderSetting, settings); serr != nil {
+		if serr.Key == "auth" {
+			return nil, fieldErr(field+".auth", "%v; or \"passthrough\", to forward each client's own key", serr.Err)
+		}
 		return nil, settingErr(field+".", serr)
 	}
 	if err := checkHostedTools(rp.HostedTools); err != nil {
