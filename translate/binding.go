@@ -261,7 +261,7 @@ func checkBoundInput(input []byte) *Error {
 	if len(input) == 0 || input[0] != '[' {
 		return nil // a string, or null: no items
 	}
-	for i, n := skipJSONSpace(input, 1), 0; i < len(input) && input[i] != ']'; n++ {
+	for i, n := jsonscan.SkipSpace(input, 1), 0; i < len(input) && input[i] != ']'; n++ {
 		end := jsonscan.SkimValue(input, i)
 		if end <= i {
 			return nil // Parse validated the body: unreachable
@@ -269,8 +269,8 @@ func checkBoundInput(input []byte) *Error {
 		if e := checkBoundItem(input[i:end], n); e != nil {
 			return e
 		}
-		if i = skipJSONSpace(input, end); i < len(input) && input[i] == ',' {
-			i = skipJSONSpace(input, i+1)
+		if i = jsonscan.SkipSpace(input, end); i < len(input) && input[i] == ',' {
+			i = jsonscan.SkipSpace(input, i+1)
 		}
 	}
 	return nil
@@ -338,8 +338,8 @@ func checkBoundItem(item []byte, n int) *Error {
 	}
 	var values [itemMemberCount][]byte
 	at := elementPath("input", n)
-	for i := skipJSONSpace(item, 1); i < len(item) && item[i] == '"'; {
-		keyEnd, escaped := stringEnd(item, i)
+	for i := jsonscan.SkipSpace(item, 1); i < len(item) && item[i] == '"'; {
+		keyEnd, escaped := jsonscan.StringEnd(item, i)
 		if keyEnd < 0 {
 			return nil
 		}
@@ -347,7 +347,7 @@ func checkBoundItem(item []byte, n int) *Error {
 		if escaped {
 			key = []byte(decodeJSONString(item[i:keyEnd]))
 		}
-		valStart := skipJSONSpace(item, skipJSONSpace(item, keyEnd)+1) // past the ':'
+		valStart := jsonscan.SkipSpace(item, jsonscan.SkipSpace(item, keyEnd)+1) // past the ':'
 		valEnd := jsonscan.SkimValue(item, valStart)
 		if valEnd <= valStart {
 			return nil
@@ -359,8 +359,8 @@ func checkBoundItem(item []byte, n int) *Error {
 			}
 			values[k] = item[valStart:valEnd]
 		}
-		if i = skipJSONSpace(item, valEnd); i < len(item) && item[i] == ',' {
-			i = skipJSONSpace(item, i+1)
+		if i = jsonscan.SkipSpace(item, valEnd); i < len(item) && item[i] == ',' {
+			i = jsonscan.SkipSpace(item, i+1)
 		}
 	}
 	typ, id := nullAsAbsent(values[itemType]), nullAsAbsent(values[itemID])

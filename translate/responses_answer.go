@@ -593,9 +593,6 @@ func appendResponseTail(dst []byte, r *bridgedResponse, echo *responsesEcho) []b
 // readOnlyString is b as a string without a copy, for gjson's reads; the string must not outlive b's contents.
 func readOnlyString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// readOnlyBytes is the bytes of a string gjson returned as a view of its input, without a copy; read only.
-func readOnlyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
-
 // jsonStringContents is the contents of a JSON string literal (without its quotes, escapes kept), and whether v
 // is one.
 func jsonStringContents(v []byte) ([]byte, bool) {
@@ -603,23 +600,6 @@ func jsonStringContents(v []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return v[1 : len(v)-1], true
-}
-
-// decodedKey is a member's key, decoded when it has escapes: clients decode "con\u0074ent" and "content"
-// alike, so must the bridge (rare, so it may allocate).
-func decodedKey(m *jsonscan.Member, src []byte) []byte {
-	if m.KeyEscaped {
-		return decodeEscapedKey(src[m.KeyStart:m.KeyEnd])
-	}
-	return src[m.KeyStart+1 : m.KeyEnd-1]
-}
-
-// decodeEscapedKey is decodedKey's rare path, kept out of line so that the common one inlines.
-func decodeEscapedKey(literal []byte) []byte {
-	if key, ok := jsonscan.AppendUnquoted(nil, literal); ok {
-		return key
-	}
-	return literal[1 : len(literal)-1]
 }
 
 // lookupMembers fills values[i] with the value of keys[i] among obj's top-level members (the first of a
@@ -642,26 +622,6 @@ func lookupMembers(obj []byte, table []jsonscan.Member, keys []string, values []
 		}
 	}
 	return table, true
-}
-
-// nextElement is the element of the JSON array arr after offset pos (0 for the first), and the offset to
-// pass for the one after it; nil after the last. arr must be part of a validated JSON text: the elements
-// are passed over (valueEnd) without being checked again, with a loop, whatever their depth.
-func nextElement(arr []byte, pos int) (element []byte, next int) {
-	if pos == 0 {
-		if len(arr) == 0 || arr[0] != '[' {
-			return nil, 0
-		}
-		pos = 1
-	}
-	if pos = skipJSONSpace(arr, pos); pos < len(arr) && arr[pos] == ',' {
-		pos = skipJSONSpace(arr, pos+1)
-	}
-	end := jsonscan.SkimValue(arr, pos)
-	if pos >= len(arr) || arr[pos] == ']' || end <= pos {
-		return nil, len(arr)
-	}
-	return arr[pos:end], end
 }
 
 // firstArrayElement is the first element of a JSON array, nil when v is not an array or is empty.

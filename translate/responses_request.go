@@ -45,12 +45,9 @@ package translate
 // are kept out of line, and refusals are built by two helpers (mustBe, refusal) from their text.
 
 import (
-	"bytes"
-	"encoding/binary"
 	"math/bits"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/aidialect/aidialect/internal/jsonscan"
 )
@@ -118,35 +115,47 @@ const (
 	echoMaxToolCalls
 )
 
-// echoSlotOffsets are the offsets in a responsesEcho of the members the slots name: a table, where a switch
-// would be a branch per slot in the compiled module.
-var echoSlotOffsets = [...]uintptr{
-	echoModel:             unsafe.Offsetof(responsesEcho{}.model),
-	echoInstructions:      unsafe.Offsetof(responsesEcho{}.instructions),
-	echoTools:             unsafe.Offsetof(responsesEcho{}.tools),
-	echoToolChoice:        unsafe.Offsetof(responsesEcho{}.toolChoice),
-	echoParallelToolCalls: unsafe.Offsetof(responsesEcho{}.parallelToolCalls),
-	echoTemperature:       unsafe.Offsetof(responsesEcho{}.temperature),
-	echoTopP:              unsafe.Offsetof(responsesEcho{}.topP),
-	echoMaxOutputTokens:   unsafe.Offsetof(responsesEcho{}.maxOutputTokens),
-	echoText:              unsafe.Offsetof(responsesEcho{}.text),
-	echoReasoning:         unsafe.Offsetof(responsesEcho{}.reasoning),
-	echoMetadata:          unsafe.Offsetof(responsesEcho{}.metadata),
-	echoUser:              unsafe.Offsetof(responsesEcho{}.user),
-	echoSafetyIdentifier:  unsafe.Offsetof(responsesEcho{}.safetyIdentifier),
-	echoPromptCacheKey:    unsafe.Offsetof(responsesEcho{}.promptCacheKey),
-	echoServiceTier:       unsafe.Offsetof(responsesEcho{}.serviceTier),
-	echoTruncation:        unsafe.Offsetof(responsesEcho{}.truncation),
-	echoTopLogprobs:       unsafe.Offsetof(responsesEcho{}.topLogprobs),
-	echoMaxToolCalls:      unsafe.Offsetof(responsesEcho{}.maxToolCalls),
-}
-
 // slot is the member of e that s names (nil for echoNothing).
 func (e *responsesEcho) slot(s echoSlot) *[]byte {
-	if s == echoNothing {
-		return nil
+	switch s {
+	case echoModel:
+		return &e.model
+	case echoInstructions:
+		return &e.instructions
+	case echoTools:
+		return &e.tools
+	case echoToolChoice:
+		return &e.toolChoice
+	case echoParallelToolCalls:
+		return &e.parallelToolCalls
+	case echoTemperature:
+		return &e.temperature
+	case echoTopP:
+		return &e.topP
+	case echoMaxOutputTokens:
+		return &e.maxOutputTokens
+	case echoText:
+		return &e.text
+	case echoReasoning:
+		return &e.reasoning
+	case echoMetadata:
+		return &e.metadata
+	case echoUser:
+		return &e.user
+	case echoSafetyIdentifier:
+		return &e.safetyIdentifier
+	case echoPromptCacheKey:
+		return &e.promptCacheKey
+	case echoServiceTier:
+		return &e.serviceTier
+	case echoTruncation:
+		return &e.truncation
+	case echoTopLogprobs:
+		return &e.topLogprobs
+	case echoMaxToolCalls:
+		return &e.maxToolCalls
 	}
-	return (*[]byte)(unsafe.Add(unsafe.Pointer(e), echoSlotOffsets[s]))
+	return nil
 }
 
 // responsesField is one top-level field of a Responses request and what the bridge does with it.
@@ -219,28 +228,19 @@ var responsesFields = [...]responsesField{
 // Duplicate fields are found with one bit per row.
 var _ [64 - len(responsesFields)]struct{}
 
-// responsesFieldBySlot is the row+1 of the field name at each nameSlot place, 0 for none.
-var responsesFieldBySlot = func() (table [64]uint8) {
+// responsesFieldRows finds a field's row in responsesFields by its name.
+var responsesFieldRows = func() map[string]int {
+	rows := make(map[string]int, len(responsesFields))
 	for row, f := range responsesFields {
-		table[nameSlot(f.name)] = uint8(row) + 1
+		rows[f.name] = row
 	}
-	return table
+	return rows
 }()
 
 // responsesFieldRow is the row of the field name in responsesFields, and whether it has one.
 func responsesFieldRow(name string) (int, bool) {
-	row := int(responsesFieldBySlot[nameSlot(name)]) - 1
-	return row, row >= 0 && responsesFields[row].name == name
-}
-
-// nameSlot places a name in a table of 64: no two of the top-level fields the bridge reads share a place in
-// responsesFieldBySlot (TestNameSlotsArePerfect checks it), so a name is found with one comparison.
-func nameSlot(name string) int {
-	if name == "" {
-		return 0
-	}
-	first, second, last := int(name[0]), int(name[min(1, len(name)-1)]), int(name[len(name)-1])
-	return (2*first + 18*second + 36*last + 23*len(name)) & 63
+	row, ok := responsesFieldRows[name]
+	return row, ok
 }
 
 // instructionsRow is the row writeInput reads the instructions from.
@@ -761,7 +761,7 @@ func readObject(raw []byte, f *objectFields) (int, objectRead) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return 0, readNotObject
 	}
-	i := skipJSONSpace(raw, 1)
+	i := jsonscan.SkipSpace(raw, 1)
 	if i < len(raw) && raw[i] == '}' {
 		return i + 1, readOK
 	}
@@ -770,14 +770,14 @@ func readObject(raw []byte, f *objectFields) (int, objectRead) {
 			return 0, readNotObject
 		}
 		keyStart := i
-		keyEnd, keyEscaped := stringEnd(raw, i)
+		keyEnd, keyEscaped := jsonscan.StringEnd(raw, i)
 		if keyEnd < 0 {
 			return 0, readNotObject
 		}
-		if i = skipJSONSpace(raw, keyEnd); i >= len(raw) || raw[i] != ':' {
+		if i = jsonscan.SkipSpace(raw, keyEnd); i >= len(raw) || raw[i] != ':' {
 			return 0, readNotObject
 		}
-		valStart := skipJSONSpace(raw, i+1)
+		valStart := jsonscan.SkipSpace(raw, i+1)
 		valEnd := jsonscan.SkimValue(raw, valStart)
 		if valEnd <= valStart {
 			return 0, readNotObject
@@ -791,73 +791,18 @@ func readObject(raw []byte, f *objectFields) (int, objectRead) {
 				f.set |= 1 << k
 			}
 		}
-		if i = skipJSONSpace(raw, valEnd); i >= len(raw) {
+		if i = jsonscan.SkipSpace(raw, valEnd); i >= len(raw) {
 			return 0, readNotObject
 		}
 		switch raw[i] {
 		case ',':
-			i = skipJSONSpace(raw, i+1)
+			i = jsonscan.SkipSpace(raw, i+1)
 		case '}':
 			return i + 1, readOK
 		default:
 			return 0, readNotObject
 		}
 	}
-}
-
-// stringEnd is the offset after the JSON string that starts at raw[i] (a quote), or -1 when it does not
-// end, and whether the string holds a backslash: a backslash skips the byte after it, so the string ends at
-// the first quote after an even run of backslashes.
-func stringEnd(raw []byte, i int) (end int, escaped bool) {
-	for i++; i < len(raw); i += 2 {
-		if i = quoteOrBackslash(raw, i); i >= len(raw) {
-			break
-		}
-		if raw[i] == '"' {
-			return i + 1, escaped
-		}
-		escaped = true
-	}
-	return -1, escaped
-}
-
-// quoteOrBackslash is the offset of the first quote or backslash at or after i (len(raw) when there is
-// none), looked for eight bytes at a time: a string's bytes cost a few instructions per eight.
-func quoteOrBackslash(raw []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(raw); i += 8 {
-		x := binary.LittleEndian.Uint64(raw[i:])
-		// A byte of x^(ones*c) is zero where x has c; (y-ones)&^y&highs flags the first zero byte exactly
-		// (a borrow can flag bytes after it only).
-		q, s := x^(ones*'"'), x^(ones*'\\')
-		if m := ((q-ones)&^q | (s-ones)&^s) & highs; m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for i < len(raw) && raw[i] != '"' && raw[i] != '\\' {
-		i++
-	}
-	return i
-}
-
-// textEnd is stringEnd for strings that may be long (texts, not keys): IndexByte looks for each quote with
-// vector instructions where there are, and a quote after an odd run of backslashes is passed over.
-func textEnd(raw []byte, i int) int {
-	for j := i + 1; j < len(raw); {
-		k := bytes.IndexByte(raw[j:], '"')
-		if k < 0 {
-			break
-		}
-		j += k
-		escaped := false
-		for p := j - 1; p > i && raw[p] == '\\'; p-- {
-			escaped = !escaped
-		}
-		if j++; !escaped {
-			return j
-		}
-	}
-	return -1
 }
 
 // readObjectAt is readObject, refusing (as the value at at) a value that is not an object or too big an
@@ -908,14 +853,14 @@ func (l *objectList) next(f *objectFields) bool { return l.more() && l.read(f) }
 // (err).
 func (l *objectList) more() bool {
 	if l.i < 0 {
-		if l.pos = skipJSONSpace(l.raw, 1); l.pos < len(l.raw) && l.raw[l.pos] == ']' { // after the '['
+		if l.pos = jsonscan.SkipSpace(l.raw, 1); l.pos < len(l.raw) && l.raw[l.pos] == ']' { // after the '['
 			return false
 		}
 	} else {
-		l.pos = skipJSONSpace(l.raw, l.pos)
+		l.pos = jsonscan.SkipSpace(l.raw, l.pos)
 		switch {
 		case l.pos < len(l.raw) && l.raw[l.pos] == ',':
-			l.pos = skipJSONSpace(l.raw, l.pos+1)
+			l.pos = jsonscan.SkipSpace(l.raw, l.pos+1)
 		case l.pos < len(l.raw) && l.raw[l.pos] == ']':
 			return false
 		default:
@@ -946,79 +891,6 @@ func (l *objectList) read(f *objectFields) bool {
 
 // at is the place of the element read last.
 func (l *objectList) at() paramPath { return l.place.element(l.inner, l.i) }
-
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
-
-// skipJSONSpace is the offset of the first byte at or after i that is not JSON whitespace.
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) && isJSONSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// paramPath is the place in the request of a value the bridge reads, written out (it allocates) only for an
-// error's param: list, list[i], or list[i].inner[j].
-type paramPath struct {
-	list  string
-	i     int // -1: list is an object, not an array
-	inner string
-	j     int
-}
-
-// fieldPath is the top-level field (or member path) name, not an array.
-func fieldPath(name string) paramPath { return paramPath{list: name, i: -1} }
-
-// elementPath is list[i].
-func elementPath(list string, i int) paramPath { return paramPath{list: list, i: i} }
-
-// part is the element j of the array inner in w.
-func (w paramPath) part(inner string, j int) paramPath { w.inner, w.j = inner, j; return w }
-
-// element is element i of w's list when inner is "", else part(inner, i).
-func (w paramPath) element(inner string, i int) paramPath {
-	if inner == "" {
-		return paramPath{list: w.list, i: i}
-	}
-	return w.part(inner, i)
-}
-
-func (w paramPath) String() string {
-	s := w.list
-	if w.i >= 0 {
-		s += "[" + strconv.Itoa(w.i) + "]"
-	}
-	if w.inner != "" {
-		s += "." + w.inner + "[" + strconv.Itoa(w.j) + "]"
-	}
-	return s
-}
-
-// member is the member name of the object at w; w itself when name is "".
-func (w paramPath) member(name string) string {
-	if name == "" {
-		return w.String()
-	}
-	return w.String() + "." + name
-}
-
-// mustBe refuses the member name of the object at w (w itself when name is "") as invalid: its place, then
-// "must be" what.
-//
-//go:noinline
-func (w paramPath) mustBe(name, what string) *Error {
-	param := w.member(name)
-	return NewError(ErrInvalidParameter, param, param+" must be "+what)
-}
-
-// refusal refuses the object at w, or its member name when name is not "": the message is w's place then
-// why.
-//
-//go:noinline
-func (w paramPath) refusal(code ErrorCode, name, why string) *Error {
-	at := w.String()
-	return NewError(code, w.member(name), at+why)
-}
 
 // writeMessages writes the chat messages: the instructions, then what each input item becomes.
 func (b *requestBridge) writeMessages(instructions, input []byte) *Error {
@@ -1200,7 +1072,7 @@ func textMessage(item []byte) (n int, assistant bool) {
 		string(item[i:i+len(contentKey)]) != contentKey {
 		return 0, false
 	}
-	end := textEnd(item, i+len(contentKey)-1)
+	end, _ := jsonscan.StringEnd(item, i+len(contentKey)-1)
 	if end < 0 || end >= len(item) || item[end] != '}' {
 		return 0, false
 	}
@@ -1660,24 +1532,3 @@ func nestingDepth(raw []byte) int {
 	}
 	return deepest
 }
-
-func isJSONNull(raw []byte) bool { return string(raw) == "null" }
-
-// isJSONString reports whether raw is a JSON string literal.
-func isJSONString(raw []byte) bool { return len(raw) >= 2 && raw[0] == '"' }
-
-// jsonStringIs reports whether raw is the string literal of s; one written with escapes is decoded (and
-// allocates), which no client does for the types and roles compared.
-func jsonStringIs(raw []byte, s string) bool {
-	if isJSONStringOf(raw, s) {
-		return true
-	}
-	// An escaped literal of s is at most 6 bytes a byte of s (\u0061) plus its quotes: a longer one cannot
-	// be s, and decoding it would cost its length (and an allocation) at each of the comparisons a member
-	// goes through.
-	return len(raw) <= 6*len(s)+2 && isJSONString(raw) && strings.IndexByte(bytesAsString(raw), '\\') >= 0 &&
-		decodeJSONString(raw) == s
-}
-
-// bytesAsString is b as a string, without a copy: b must not change while the string is in use.
-func bytesAsString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

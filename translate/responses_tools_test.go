@@ -1,3 +1,5 @@
+//go:build !aidialect_no_bridge
+
 package translate
 
 import (

@@ -649,6 +649,13 @@ func skimString(src []byte, i int) (end int, escaped bool) {
 	}
 }
 
+// StringEnd returns the offset after the JSON string starting at src[i] == '"', or -1 if it does not end, and
+// whether it holds a backslash, without validating it (Skim's reading of a string): eight bytes at a time.
+func StringEnd(src []byte, i int) (end int, escaped bool) { return skimString(src, i) }
+
+// SkipSpace returns the offset of the first byte at or after i that is not JSON whitespace.
+func SkipSpace(src []byte, i int) int { return skipSpace(src, i) }
+
 // skimStringBytes is skimString from src[i] on, one byte at a time, for the last bytes of the input.
 func skimStringBytes(src []byte, i int, escaped bool) (end int, esc bool) {
 	for ; i < len(src); i++ {
