@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -446,6 +447,14 @@ func caseSettings(t *testing.T, c *goldencase.Case, d Dialect) Settings {
 	}
 	if c.Provider.Auth == "bearer" {
 		levels[1].keys = append(levels[1].keys, Setting{"auth", "bearer"})
+	}
+	for _, extra := range []struct {
+		level int
+		keys  map[string]string
+	}{{1, c.Provider.ProviderSettings}, {2, c.Provider.ModelSettings}} {
+		for _, key := range slices.Sorted(maps.Keys(extra.keys)) {
+			levels[extra.level].keys = append(levels[extra.level].keys, Setting{key, extra.keys[key]})
+		}
 	}
 	for _, l := range levels {
 		var set []Setting

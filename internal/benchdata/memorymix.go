@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -43,7 +44,7 @@ func MemoryMix(casesDir string) ([]Mixed, string, error) {
 		if prev, ok := providers[p.Dialect]; !ok {
 			providers[p.Dialect] = p
 			order = append(order, p.Dialect)
-		} else if prev != p {
+		} else if !reflect.DeepEqual(prev, p) {
 			continue // another setting of the same dialect: would need a second provider
 		}
 		want, _, err := c.Expected("client_response.http")

@@ -51,6 +51,10 @@ type Provider struct {
 	ChatOnly bool `json:"chat_only,omitempty"`
 	// HostedTools is the model's hosted_tools ("drop": a bridged request leaves hosted tools out).
 	HostedTools string `json:"hosted_tools,omitempty"`
+	// ProviderSettings and ModelSettings are dialect keys of the provider entry and of its models entry
+	// without a field above (a new dialect's), written into the configuration as they are.
+	ProviderSettings map[string]string `json:"provider_settings,omitempty"`
+	ModelSettings    map[string]string `json:"model_settings,omitempty"`
 }
 
 // Message is a request or response in the .http text form.
@@ -188,6 +192,12 @@ func (p Provider) PluginProvider(name, host, modelPattern string) map[string]any
 		model["chat_only"] = true
 	}
 	set(model, "hosted_tools", p.HostedTools)
+	for key, value := range p.ProviderSettings {
+		set(provider, key, value)
+	}
+	for key, value := range p.ModelSettings {
+		set(model, key, value)
+	}
 	provider["models"] = []any{model}
 	return provider
 }
