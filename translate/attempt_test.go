@@ -74,3 +74,30 @@ func TestHeadCacheRendersWhatRenderHeadRenders(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgedHeadAllocatesAsChat: a Responses request bridged to chat renders its request line as the chat
+// request it becomes, with the operation passed along rather than the request copied (the copy would escape
+// through the dialect's hooks and be allocated per request) or changed and restored: it allocates what the
+// chat request's line allocates.
+func TestBridgedHeadAllocatesAsChat(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	for _, target := range []Target{{Dialect: AzureAI, Model: "m"}, {Dialect: EternalAI, BasePath: "/v1", Model: "m"},
+		{Dialect: OpenAI, BasePath: "/v1", Model: "m", ChatOnly: true}} {
+		allocs := func(op Operation) float64 {
+			req := ClientRequest{Dialect: OpenAI, Op: op}
+			return testing.AllocsPerRun(20, func() {
+				if _, e := RenderHead(&req, &target); e != nil {
+					t.Fatal(e)
+				}
+				if req.Op != op {
+					t.Fatalf("the request's operation became %v", req.Op)
+				}
+			})
+		}
+		if bridged, chat := allocs(OpResponses), allocs(OpChatCompletions); bridged > chat {
+			t.Errorf("toward %v: the bridged request line allocates %.0f times, the chat one %.0f", target.Dialect, bridged, chat)
+		}
+	}
+}

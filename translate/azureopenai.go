@@ -88,13 +88,13 @@ func isAzureOpenAIV1(apiVersion string) bool { return inList(azureOpenAIV1Versio
 // azureOpenAIPath is /openai/v1/{op} on the v1 surface, else /openai/deployments/{deployment}/{op}: the
 // deployment is the model entry's, else the model name, which must then be a valid deployment name. The
 // classic surface's Responses API is /openai/responses, with the deployment in the body.
-func azureOpenAIPath(b []byte, req *ClientRequest, t *Target, version string) ([]byte, *Error) {
-	if req.Op.responsesFamily() && !isAzureOpenAIV1(version) {
-		b = append(append(b, '/'), req.Op.PathSuffix()...)
+func azureOpenAIPath(b []byte, op Operation, _ *ClientRequest, t *Target, version string) ([]byte, *Error) {
+	if op.responsesFamily() && !isAzureOpenAIV1(version) {
+		b = append(append(b, '/'), op.PathSuffix()...)
 		return append(append(b, "?api-version="...), version...), nil
 	}
 	if isAzureOpenAIV1(version) {
-		b = append(append(b, "/v1/"...), req.Op.PathSuffix()...)
+		b = append(append(b, "/v1/"...), op.PathSuffix()...)
 		if version != "v1" {
 			b = append(append(b, "?api-version="...), version...)
 		}
@@ -106,7 +106,7 @@ func azureOpenAIPath(b []byte, req *ClientRequest, t *Target, version string) ([
 			" cannot be an Azure deployment name (1-64 of A-Z a-z 0-9 . _ -): configure a deployment for it")
 	}
 	b = append(append(append(b, "/deployments/"...), deployment...), '/')
-	b = append(append(b, req.Op.PathSuffix()...), "?api-version="...)
+	b = append(append(b, op.PathSuffix()...), "?api-version="...)
 	return append(b, version...), nil
 }
 

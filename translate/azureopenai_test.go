@@ -54,7 +54,7 @@ func TestAzureOpenAIPath(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := ClientRequest{Dialect: OpenAI, Op: tt.op}
-			got, err := azureOpenAIPath([]byte("/openai"), &req, &tt.target, tt.version)
+			got, err := azureOpenAIPath([]byte("/openai"), req.Op, &req, &tt.target, tt.version)
 			if string(got) != tt.want {
 				t.Errorf("path %q, want %q", got, tt.want)
 			}

@@ -319,8 +319,8 @@ type dialectSpec struct {
 	routes []clientRoute
 	// basePath is the upstream path prefix for a provider host when the configuration names none.
 	basePath func(host string) string
-	// upstreamPath appends the upstream :path (query included) for a resolved api-version.
-	upstreamPath func(b []byte, req *ClientRequest, t *Target, version string) ([]byte, *Error)
+	// upstreamPath appends the upstream :path (query included) of the operation for a resolved api-version.
+	upstreamPath func(b []byte, op Operation, req *ClientRequest, t *Target, version string) ([]byte, *Error)
 	// headEdits adds the dialect's own upstream request headers.
 	headEdits func(head *UpstreamHead, req *ClientRequest, t *Target, version string) *Error
 	// ownHeaders are request headers that mean something to this dialect only: removed toward any other.

@@ -53,20 +53,21 @@ func RenderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
 	return surfaceFor(req, t).renderHead(req, t)
 }
 
-// renderHeadAs is RenderHead for a request the target serves in its own shape.
-func renderHeadAs(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
+// renderHeadAs is RenderHead for a request the target serves in its own shape, as the operation op (the
+// request's own, or the one a surface converts it to).
+func renderHeadAs(req *ClientRequest, op Operation, t *Target) (UpstreamHead, *Error) {
 	var head UpstreamHead
-	if !t.Dialect.Supports(req.Op) {
+	if !t.Dialect.Supports(op) {
 		return head, NewError(ErrUnsupportedOperation, "",
-			"the provider for this model speaks "+t.Dialect.String()+", which has no "+req.Op.String()+" operation")
+			"the provider for this model speaks "+t.Dialect.String()+", which has no "+op.String()+" operation")
 	}
-	version, err := resolveAPIVersion(req, t)
+	version, err := resolveAPIVersion(req, op, t)
 	if err != nil {
 		return head, err
 	}
 	target := t.Dialect.spec()
 	path := make([]byte, 0, len(t.BasePath)+64)
-	if path, err = target.upstreamPath(append(path, t.BasePath...), req, t, version); err != nil {
+	if path, err = target.upstreamPath(append(path, t.BasePath...), op, req, t, version); err != nil {
 		return head, err
 	}
 	head.Path = string(path)
@@ -76,8 +77,8 @@ func renderHeadAs(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
 
 // plainPath is the upstreamPath of a dialect whose routes are the base path, the operation and, when it
 // has one, ?api-version=.
-func plainPath(b []byte, req *ClientRequest, _ *Target, version string) ([]byte, *Error) {
-	b = append(append(b, '/'), req.Op.PathSuffix()...)
+func plainPath(b []byte, op Operation, _ *ClientRequest, _ *Target, version string) ([]byte, *Error) {
+	b = append(append(b, '/'), op.PathSuffix()...)
 	if version != "" {
 		b = append(append(b, "?api-version="...), version...)
 	}
@@ -91,12 +92,12 @@ func noHeadEdits(*UpstreamHead, *ClientRequest, *Target, string) *Error { return
 // speaks the provider's dialect (or the one its surface implies); else the operation's default in that
 // dialect. The result is validated for the target, and must have the operation: sent anyway, the request
 // would meet the service's bare 404 for a path that version lacks.
-func resolveAPIVersion(req *ClientRequest, t *Target) (string, *Error) {
+func resolveAPIVersion(req *ClientRequest, op Operation, t *Target) (string, *Error) {
 	s := t.Dialect.spec()
 	if !s.usesAPIVersion {
 		return "", nil
 	}
-	versions := s.versionsOf(req.Op)
+	versions := s.versionsOf(op)
 	version, param := t.APIVersion, ""
 	if version == "" && req.Dialect == t.Dialect {
 		version = req.APIVersion
@@ -118,7 +119,7 @@ func resolveAPIVersion(req *ClientRequest, t *Target) (string, *Error) {
 	}
 	if !versions.has(version) {
 		return "", NewError(ErrUnsupportedOperation, param, t.Dialect.String()+" api-version "+version+" has no "+
-			req.Op.String()+" operation: "+versions.hint)
+			op.String()+" operation: "+versions.hint)
 	}
 	return version, nil
 }
@@ -189,7 +190,7 @@ func renderBodyAs(dst []byte, req *ClientRequest, body *RequestBody, t *Target) 
 func (b *RequestBody) startRender(req *ClientRequest, t *Target) *renderContext {
 	b.render = renderContext{req: req, body: b, t: t, target: t.Dialect.spec(), source: req.Dialect.asClient()}
 	c := &b.render
-	c.version, _ = resolveAPIVersion(req, t)
+	c.version, _ = resolveAPIVersion(req, req.Op, t)
 	c.model, c.wantModel = c.target.bodyModel(req, t, c.version)
 	c.forceUsage = t.ForceStreamUsage && b.Stream && !b.IncludeUsage && req.Op == OpChatCompletions &&
 		c.target.streamUsageOption

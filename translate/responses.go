@@ -53,7 +53,7 @@ func (responsesSurface) renderHead(req *ClientRequest, t *Target) (UpstreamHead,
 	if e := chatOnlyRefusal(req, t); e != nil {
 		return UpstreamHead{}, e
 	}
-	return renderHeadAs(req, t)
+	return renderHeadAs(req, req.Op, t)
 }
 
 func (responsesSurface) renderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {

@@ -122,10 +122,9 @@ var bridgedRequests = bridgeRequests{}
 
 type bridgeRequests struct{}
 
+// renderHead renders the request line of the chat request the Responses request becomes.
 func (bridgeRequests) renderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
-	chatRequest := *req
-	chatRequest.Op = OpChatCompletions
-	return renderHeadAs(&chatRequest, t)
+	return renderHeadAs(req, OpChatCompletions, t)
 }
 
 // renderBody: the Responses body becomes a chat body in the hub's shape, which the target's chat rules then

@@ -86,7 +86,7 @@ func TestResponsesUpstreamLines(t *testing.T) {
 				op = OpChatCompletions
 			}
 			version, _ := resolveAPIVersion(&ClientRequest{Dialect: req.Dialect, Op: op, APIVersion: req.APIVersion,
-				SurfaceVersion: req.SurfaceVersion}, &tt.target)
+				SurfaceVersion: req.SurfaceVersion}, op, &tt.target)
 			if _, named := tt.target.Dialect.spec().bodyModel(&ClientRequest{Op: op}, &tt.target, version); named != tt.wantBodyName {
 				t.Errorf("body names the model: %v, want %v", named, tt.wantBodyName)
 			}

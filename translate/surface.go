@@ -80,7 +80,7 @@ var chat = chatSurface{}
 type chatSurface struct{}
 
 func (chatSurface) renderHead(req *ClientRequest, t *Target) (UpstreamHead, *Error) {
-	return renderHeadAs(req, t)
+	return renderHeadAs(req, req.Op, t)
 }
 
 func (chatSurface) renderBody(dst []byte, req *ClientRequest, body *RequestBody, t *Target) (UpstreamBody, *Error) {
