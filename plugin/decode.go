@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -122,6 +123,15 @@ func decodeProvider(field string, v gjson.Result) (rawProvider, error) {
 // refuses any other key as unknown.
 func decodeSetting(level translate.SettingLevel, key, path string, v gjson.Result, settings *[]translate.Setting) error {
 	if !translate.IsSettingKey(level, key) {
+		if elsewhere := translate.SettingLevels(key); len(elsewhere) > 0 {
+			// Spelled right, written in the wrong place: say where it goes.
+			entries := make([]string, len(elsewhere))
+			for i, l := range elsewhere {
+				entries[i] = l.Entry()
+			}
+			return fieldErr(path, "is a %s key, not a %s one: move it there (README \"Configuration\")",
+				strings.Join(entries, " or "), level.Entry())
+		}
 		return unknownKey(path)
 	}
 	var value string

@@ -75,6 +75,21 @@ func IsSettingKey(level SettingLevel, key string) bool {
 	return false
 }
 
+// SettingLevels lists the levels at which some dialect takes key (none for a key no dialect takes), so that
+// a key written at the wrong level can be told where it belongs.
+func SettingLevels(key string) []SettingLevel {
+	var levels []SettingLevel
+	for _, level := range [...]SettingLevel{GatewaySetting, ProviderSetting, ModelSetting} {
+		if IsSettingKey(level, key) {
+			levels = append(levels, level)
+		}
+	}
+	return levels
+}
+
+// Entry names the level as the configuration's README does: "top-level", "provider" or "model".
+func (l SettingLevel) Entry() string { return l.entry() }
+
 // With returns the settings with the keys of one more level applied (the gateway's first, then a
 // provider's, then a models entry's), each checked for the dialect: a key it does not take, or a value it
 // refuses, is an error naming the key. At the gateway level d is DialectUnknown: a top-level key applies to
