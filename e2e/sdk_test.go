@@ -268,7 +268,7 @@ func TestGoClientSDKs(t *testing.T) {
 					}
 				})
 				t.Run("error", func(t *testing.T) {
-					_, err := c.chat(ctx, p.chatModel, http.Header{"X-Mock-Fail": {"429"}})
+					_, err := c.chat(ctx, p.chatModel, http.Header{"X-Mock-Fail": {"429-brief"}})
 					status, _ := c.status(err)
 					if status != 429 {
 						t.Fatalf("injected 429 came back as %v (status %d)", err, status)

@@ -37,15 +37,23 @@ type rawConfig struct {
 	ResponseBindingKeyEnv string
 	// Settings are the top-level keys some dialect takes (onchain_data), for translate to check and apply.
 	Settings []translate.Setting
+	// Failover is the "failover" object: attempts, health timings, streams (failover.go).
+	Failover rawFailover
 }
 
 type rawProvider struct {
-	Name        string
-	Dialect     string
-	Host        string
-	BasePath    *string
-	APIKey      string
-	APIKeyEnv   string
+	Name      string
+	Dialect   string
+	Host      string
+	BasePath  *string
+	APIKey    string
+	APIKeyEnv string
+	// APIKeyEnvs is the list form: several keys of one account, chosen per attempt among the live ones.
+	APIKeyEnvs []string
+	// APIKeys is api_key's list form (for development: keys belong in the environment).
+	APIKeys []string
+	// Cluster is the Envoy cluster a failover attempt is sent to by an HTTP callout (default: the name).
+	Cluster     string
 	Auth        string
 	APIVersion  string
 	HostedTools string
@@ -60,6 +68,9 @@ type rawModel struct {
 	Model       string
 	ChatOnly    bool
 	HostedTools string
+	// Priority orders the providers of one model name (lower first); Weight shares requests among those of
+	// one priority.
+	Priority, Weight *int
 	// Settings are the entry's keys that only some dialects take (deployment, chain_id...).
 	Settings []translate.Setting
 }
@@ -82,7 +93,7 @@ const (
 type config struct {
 	providers       []*provider
 	byName          map[string]*provider
-	exact           map[string][]modelRoute // exact model names, over all providers: each name's candidates
+	exact           map[string][]modelRoute // exact model names, over all providers: each name's candidates, by priority
 	globs           []modelRoute            // glob entries in configuration order (one candidate each)
 	modelNames      map[string][]string     // provider name -> its exact model names, for GET /v1/models
 	defaultRoute    []modelRoute            // default_provider, for models no entry matches (nil: none)
@@ -100,7 +111,8 @@ type config struct {
 	rejectUnknown bool
 	forceUsage    bool
 	// secrets finds the provider keys in what goes back to clients (an upstream may echo them).
-	secrets redact.Set
+	secrets  redact.Set
+	failover failoverConfig
 }
 
 // metricTarget is the label pair of one token metric.
@@ -112,17 +124,20 @@ type provider struct {
 	dialect  translate.Dialect
 	host     string
 	basePath string
-	// key is the provider credential; empty with passthrough, which forwards the client's own key.
-	key         string
-	passthrough bool
-	apiVersion  string
+	// key is the provider credential (the first of keys); empty with passthrough, which forwards the client's
+	// own key.
+	key string
+	// keys are the provider's credentials (api_key_envs: several), each with its health entry; one with
+	// api_key or api_key_env, none with passthrough.
+	keys []providerKey
+	// cluster is the Envoy cluster failover callouts go to; healthKey the provider's entry in shared data.
+	cluster, healthKey string
+	passthrough        bool
+	apiVersion         string
 	// settings are the gateway's and the provider's dialect settings, under each models entry's.
 	settings translate.Settings
 	// hostedTools is the provider's hosted_tools ("" when unset): its model entries' default.
 	hostedTools string
-	// authHeaders are translate.ProviderAuthHeaders for the provider's own key, made once (nil with
-	// passthrough, whose key is each client's).
-	authHeaders []translate.Header
 	// bindingKey binds the Responses ids this provider stores to the consumer they were handed to; nil
 	// without consumers.
 	bindingKey *translate.BindingKey
@@ -143,6 +158,8 @@ type modelRoute struct {
 	dropHostedTools bool
 	// head remembers the entry's last rendered request line; shared by the copies resolve returns.
 	head *translate.HeadCache
+	// priority and weight place the entry among the candidates of its model name (failover.go).
+	priority, weight int
 }
 
 type consumer struct {
@@ -312,15 +329,31 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 			route.metricID = len(c.metricTargets)
 			c.metricTargets = append(c.metricTargets, metricTarget{p.name, route.label})
 			if route.pattern.literal() {
-				if prev, dup := c.exact[rm.Name]; dup {
-					return nil, ofProvider(fieldErr(field+".name", "%q is already served by provider %q: an exact model name may appear once", rm.Name, prev[0].provider.name), p.name)
+				prev := c.exact[rm.Name]
+				if slices.ContainsFunc(prev, func(r modelRoute) bool { return r.provider == p }) {
+					return nil, ofProvider(fieldErr(field+".name", "%q is listed twice for this provider: a model name appears once per provider (several providers may serve it, tried in order of priority)", rm.Name), p.name)
 				}
-				c.exact[rm.Name] = []modelRoute{route}
-				c.modelNames[p.name] = append(c.modelNames[p.name], rm.Name)
+				if len(prev) == maxCandidates {
+					return nil, ofProvider(fieldErr(field+".name", "%q is served by more than %d providers: a request tries at most that many", rm.Name, maxCandidates), p.name)
+				}
+				if len(prev) == 0 {
+					c.modelNames[p.name] = append(c.modelNames[p.name], rm.Name)
+				}
+				c.exact[rm.Name] = append(prev, route)
 			} else {
+				if route.priority != 0 || route.weight != 1 {
+					return nil, ofProvider(fieldErr(field, "priority and weight order the providers of one exact model name; %q is a pattern, matched by one entry: remove them", rm.Name), p.name)
+				}
 				c.globs = append(c.globs, route)
 			}
 		}
+	}
+	for _, candidates := range c.exact {
+		// Stable: providers of one priority keep the configuration's order.
+		slices.SortStableFunc(candidates, func(a, b modelRoute) int { return a.priority - b.priority })
+	}
+	if c.failover, err = parseFailover(raw.Failover); err != nil {
+		return nil, err
 	}
 	if raw.DefaultProvider != "" {
 		p, ok := c.byName[raw.DefaultProvider]
@@ -331,7 +364,7 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 			return nil, fieldErr("default_provider", "provider %q has a model whose metric label is %q, the default route's: rename that model entry", p.name, defaultLabel)
 		}
 		c.defaultRoute = []modelRoute{{provider: p, label: defaultLabel, metricID: len(c.metricTargets), settings: p.settings,
-			head: &translate.HeadCache{}}}
+			head: &translate.HeadCache{}, weight: 1}}
 		c.metricTargets = append(c.metricTargets, metricTarget{p.name, defaultLabel})
 	}
 	if len(raw.Consumers) > 0 {
@@ -400,7 +433,9 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 	}
 	keys := make([]string, 0, len(c.providers))
 	for _, p := range c.providers {
-		keys = append(keys, p.key)
+		for _, k := range p.keys {
+			keys = append(keys, k.value)
+		}
 	}
 	c.secrets = redact.New(keys...)
 	return c, nil
@@ -475,13 +510,13 @@ func parseProvider(field string, rp rawProvider, gateway translate.Settings, get
 	}
 
 	credentials := 0
-	for _, set := range []bool{rp.APIKey != "", rp.APIKeyEnv != "", rp.Auth == "passthrough"} {
+	for _, set := range []bool{rp.APIKey != "", rp.APIKeyEnv != "", rp.APIKeyEnvs != nil, rp.APIKeys != nil, rp.Auth == "passthrough"} {
 		if set {
 			credentials++
 		}
 	}
 	if credentials != 1 {
-		return nil, fieldErr(field, "needs exactly one of api_key_env (recommended), api_key, or \"auth\": \"passthrough\"")
+		return nil, fieldErr(field, "needs exactly one of api_key_env (recommended), api_key_envs (several keys), api_key, api_keys, or \"auth\": \"passthrough\"")
 	}
 	settings := rp.Settings
 	switch rp.Auth {
@@ -507,6 +542,29 @@ func parseProvider(field string, rp rawProvider, gateway translate.Settings, get
 	if !translate.HeaderSafe(p.key) {
 		return nil, fieldErr(field, "the API key contains control characters (it becomes a header value): check how it was pasted")
 	}
+	if p.key != "" {
+		p.keys = []providerKey{{value: p.key}}
+	}
+	if rp.APIKeyEnvs != nil {
+		if err := p.readKeys(field+".api_key_envs", rp.APIKeyEnvs, getenv, env); err != nil {
+			return nil, err
+		}
+	}
+	if rp.APIKeys != nil {
+		if err := p.readKeys(field+".api_keys", rp.APIKeys, nil, env); err != nil {
+			return nil, err
+		}
+	}
+	p.cluster = orDefault(rp.Cluster, rp.Name)
+	if strings.ContainsAny(p.cluster, "\r\n\x00") || len(p.cluster) > 256 {
+		return nil, fieldErr(field+".cluster", "must be an Envoy cluster's name (at most 256 bytes, no line breaks)")
+	}
+	p.healthKey = healthKeyPrefix + p.name
+	if len(p.keys) == 1 {
+		// A single key's benches are the provider's: named by the key too, so that a fixed key (a new one in
+		// the configuration) starts afresh instead of inheriting the old one's bench.
+		p.healthKey += "/key-" + keyFingerprint(p.key)
+	}
 
 	if rp.APIVersion != "" {
 		if err := translate.ValidateProviderAPIVersion(dialect, rp.APIVersion); err != nil {
@@ -531,8 +589,15 @@ func parseProvider(field string, rp rawProvider, gateway translate.Settings, get
 	if len(rp.Models) == 0 {
 		return nil, fieldErr(field+".models", "is empty: list the models this provider serves (\"*\" for all)")
 	}
-	if !p.passthrough && p.key != "" {
-		p.authHeaders = translate.ProviderAuthHeaders(p.dialect, p.key, &p.settings)
+	for i := range p.keys {
+		k := &p.keys[i]
+		k.authHeaders = translate.ProviderAuthHeaders(p.dialect, k.value, &p.settings)
+		k.label = "#" + strconv.Itoa(i+1)
+		if len(p.keys) > 1 {
+			k.healthKey = p.healthKey + "/key-" + keyFingerprint(k.value)
+		} else {
+			k.healthKey = p.healthKey // one key: its bench is the provider's
+		}
 	}
 	return p, nil
 }
@@ -554,7 +619,19 @@ func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {
 		return modelRoute{}, fieldErr(field+".name", "%v", err)
 	}
 	route := modelRoute{provider: p, pattern: pattern, label: metricLabel(rm.Name), model: rm.Model,
-		chatOnly: rm.ChatOnly, head: &translate.HeadCache{}}
+		chatOnly: rm.ChatOnly, head: &translate.HeadCache{}, weight: 1}
+	if rm.Priority != nil {
+		if *rm.Priority < 0 || *rm.Priority > 1000 {
+			return route, fieldErr(field+".priority", "must be between 0 (tried first, the default) and 1000")
+		}
+		route.priority = *rm.Priority
+	}
+	if rm.Weight != nil {
+		if *rm.Weight < 1 || *rm.Weight > 1000 {
+			return route, fieldErr(field+".weight", "must be between 1 (the default) and 1000: the share of requests among the providers of one priority")
+		}
+		route.weight = *rm.Weight
+	}
 	if strings.ContainsAny(rm.Model, "\r\n\x00") {
 		return route, fieldErr(field+".model", "contains a line break or NUL")
 	}
@@ -694,10 +771,12 @@ func warnAPIVersions(c *config, warn func(format string, args ...any)) {
 func (c *config) allChatOnly(p *provider) bool {
 	found := false
 	for _, candidates := range c.exact {
-		if r := candidates[0]; r.provider == p {
-			found = true
-			if !r.chatOnly {
-				return false
+		for _, r := range candidates {
+			if r.provider == p {
+				found = true
+				if !r.chatOnly {
+					return false
+				}
 			}
 		}
 	}

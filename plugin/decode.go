@@ -63,6 +63,8 @@ func decodeRawConfig(root gjson.Result) (rawConfig, error) {
 			return decodeString(path, v, &c.Usage)
 		case "response_binding_key_env":
 			return decodeString(path, v, &c.ResponseBindingKeyEnv)
+		case "failover":
+			return decodeFailover(path, v, &c.Failover)
 		}
 		return decodeSetting(translate.GatewaySetting, key, path, v, &c.Settings)
 	})
@@ -88,6 +90,24 @@ func decodeProvider(field string, v gjson.Result) (rawProvider, error) {
 			return decodeString(path, v, &p.APIKey)
 		case "api_key_env":
 			return decodeString(path, v, &p.APIKeyEnv)
+		case "api_key_envs":
+			p.APIKeyEnvs = []string{}
+			return decodeArray(path, v, func(item string, v gjson.Result) error {
+				var name string
+				err := decodeString(item, v, &name)
+				p.APIKeyEnvs = append(p.APIKeyEnvs, name)
+				return err
+			})
+		case "api_keys":
+			p.APIKeys = []string{}
+			return decodeArray(path, v, func(item string, v gjson.Result) error {
+				var key string
+				err := decodeString(item, v, &key)
+				p.APIKeys = append(p.APIKeys, key)
+				return err
+			})
+		case "cluster":
+			return decodeString(path, v, &p.Cluster)
 		case "auth":
 			return decodeString(path, v, &p.Auth)
 		case "api_version":
@@ -107,6 +127,10 @@ func decodeProvider(field string, v gjson.Result) (rawProvider, error) {
 						return decodeBool(path, v, &m.ChatOnly)
 					case "hosted_tools":
 						return decodeString(path, v, &m.HostedTools)
+					case "priority":
+						return decodeInt(path, v, &m.Priority)
+					case "weight":
+						return decodeInt(path, v, &m.Weight)
 					}
 					return decodeSetting(translate.ModelSetting, key, path, v, &m.Settings)
 				})

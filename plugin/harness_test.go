@@ -76,6 +76,10 @@ type exchange struct {
 	upstreamTrailers [][2]string
 	// onDone runs after the exchange, while the host (and its metrics) still exist.
 	onDone func(o *outcome)
+	// callouts answers the filter's HTTP callouts (failover attempts); calloutsAfterBody delivers the answers
+	// once the upstream's answer ended rather than right after the callback that made them.
+	callouts          func(hostemu.Callout) hostemu.CalloutAnswer
+	calloutsAfterBody bool
 }
 
 type upstreamAnswer struct {
@@ -102,6 +106,9 @@ type outcome struct {
 	criticalLogs   []string
 	// counter reads a metric; valid only inside the exchange's onDone hook (the host is reset afterwards).
 	counter func(name string) uint64
+	// callouts are the HTTP callouts the filter made, in order.
+	callouts   []hostemu.Callout
+	clientGone bool
 }
 
 func (o *outcome) violate(rule, format string, args ...any) {
@@ -173,6 +180,12 @@ func run(t *testing.T, md mode, ex exchange) *outcome {
 		return o
 	}
 	defer host.Close()
+	return runOn(t, host, ex, o)
+}
+
+// runOn plays one exchange through a host that may have served others (whose health it remembers).
+func runOn(t *testing.T, host *hostemu.Host, ex exchange, o *outcome) *outcome {
+	t.Helper()
 	record := func(err error) {
 		var rule *hostemu.RuleError
 		switch {
@@ -183,6 +196,13 @@ func run(t *testing.T, md mode, ex exchange) *outcome {
 		}
 	}
 	x := host.Begin()
+	if ex.callouts != nil {
+		x.Callouts = func(c hostemu.Callout) hostemu.CalloutAnswer {
+			o.callouts = append(o.callouts, c)
+			return ex.callouts(c)
+		}
+	}
+	x.CalloutsAfterBody = ex.calloutsAfterBody
 	defer func() {
 		x.Finish()
 		_, _, critical := host.Logs()
@@ -241,7 +261,10 @@ func run(t *testing.T, md mode, ex exchange) *outcome {
 	}
 	w := &recorder{}
 	record(x.RelayResponse(ex.upstream.status, ex.upstream.headers, body, trailers, w))
-	record(x.CheckContentLength(len(w.body)))
+	o.clientGone = x.ClientGone
+	if x.Local == nil { // (a local reply from a response callback, a failover's answer, replaced the upstream's)
+		record(x.CheckContentLength(len(w.body)))
+	}
 	o.status, o.clientHead, o.clientBody, o.clientTrailers = w.status, w.headers, w.body, w.trailers
 	return o
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
 
+	"github.com/aidialect/aidialect/internal/health"
 	"github.com/aidialect/aidialect/internal/redact"
 	"github.com/aidialect/aidialect/translate"
 )
@@ -60,11 +61,17 @@ const (
 	// answerFailed: the filter failed mid-answer (a panic): the client got an error in its dialect, and the
 	// rest of the body is dropped.
 	answerFailed
+	// answerRetrying: the attempt's answer was a retryable failure and another attempt is under way by a
+	// callout (failover.go); the failed answer's headers are held and its body dropped until the callout's
+	// answer replaces it with a local reply.
+	answerRetrying
 )
 
 // localReplyPossible reports whether a local reply can still answer the client: nothing of an upstream
 // answer went to it, and it was not answered already.
-func (a answerPhase) localReplyPossible() bool { return a == answerAwaited || a == answerHeld }
+func (a answerPhase) localReplyPossible() bool {
+	return a == answerAwaited || a == answerHeld || a == answerRetrying
+}
 
 // responseMode is how an attempt's answer body is handled.
 type responseMode uint8
@@ -82,8 +89,11 @@ const (
 type upstreamAttempt struct {
 	route modelRoute
 	translate.Attempt
-	mode   responseMode
-	status int
+	// key is the index of the provider key the attempt uses; admitted what the health store said of it.
+	key      int
+	admitted health.Admission
+	mode     responseMode
+	status   int
 }
 
 // httpContext is one request/response exchange.
@@ -102,9 +112,19 @@ type httpContext struct {
 	req       translate.ClientRequest
 	clientKey string
 	consumer  *consumer
-	// candidates are the routes that may serve the request, in order (one today).
+	// candidates are the routes that may serve the request, by priority; planned the order this request
+	// tries them in (failover.go); modelName the model the client asked for.
 	candidates []modelRoute
-	request    requestPhase
+	planned    attemptPlan
+	modelName  string
+	// rawBody is the client's body as read, kept for the renders of later attempts; pinned: it names a
+	// provider's stored state, so it never fails over.
+	rawBody []byte
+	pinned  bool
+	request requestPhase
+	// calloutPending: a failover attempt's callout is under way; streamGone: Envoy finished the stream (the
+	// client left, or the answer ended), so a late callout answer changes nothing.
+	calloutPending, streamGone bool
 
 	// The attempt side: attempts counts the attempts made (0 until the model resolved), up is the current.
 	attempts int
@@ -215,7 +235,11 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	if err := h.resolveCandidates(model); err != nil {
 		return h.reply(req.Dialect, err)
 	}
+	h.plan(false) // the body, which may pin the request, comes later: it can still refuse to fail over
 	upstream, err := h.beginAttempt(model)
+	if err == errAllBenched {
+		return h.unavailable(model)
+	}
 	if err != nil {
 		return h.reply(req.Dialect, err)
 	}
@@ -238,21 +262,33 @@ func (h *httpContext) resolveCandidates(model string) *translate.Error {
 		return translate.NewError(translate.ErrModelNotAllowed, "model",
 			"your key may not use the model "+quoteBounded(model)+": ask the gateway operator for access")
 	}
+	h.modelName = model
 	return nil
 }
+
+// errAllBenched: beginAttempt found every candidate benched (answered by unavailable).
+var errAllBenched = translate.NewError(translate.ErrProvidersUnavailable, "", "every provider is benched")
 
 // beginAttempt starts the next attempt, toward the next candidate, and renders its request line. Until its
 // body is rendered, the attempt answers from what the request line says (an answer may come before the body
 // was read).
 func (h *httpContext) beginAttempt(model string) (translate.UpstreamHead, *translate.Error) {
-	route := h.candidates[h.attempts]
+	route, key, adm, ok := h.admitNext()
+	if !ok {
+		return translate.UpstreamHead{}, errAllBenched
+	}
+	return h.startAttempt(route, key, adm, model)
+}
+
+// startAttempt makes the attempt toward one candidate, with one of its keys, and renders its request line.
+func (h *httpContext) startAttempt(route modelRoute, key int, adm health.Admission, model string) (translate.UpstreamHead, *translate.Error) {
 	h.attempts++
 	target := h.cfg.target(&route, model)
 	if h.consumer != nil {
 		target.Binding = translate.ResponseBinding{Key: route.provider.bindingKey, Consumer: h.consumer.name,
 			Provider: route.provider.name}
 	}
-	h.up = upstreamAttempt{route: route, Attempt: translate.NewAttempt(&h.req, &target)}
+	h.up = upstreamAttempt{route: route, key: key, admitted: adm, Attempt: translate.NewAttempt(&h.req, &target)}
 	return h.up.Head(&h.req, route.head)
 }
 
@@ -320,16 +356,26 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	if perr := body.Parse(raw); perr != nil {
 		return h.reply(h.req.Dialect, perr)
 	}
+	h.rawBody = raw
+	h.pinned = body.NamesStoredState()
 	h.req.RefineWithBody(body)
 	var head translate.UpstreamHead
+	allBenched := false
 	headersHeld := h.request == requestHeldForBody
 	h.request = requestSent // or refused below: either way, later request callbacks pass on
 	if headersHeld {
 		if rerr := h.resolveCandidates(body.Model); rerr != nil {
 			return h.reply(h.req.Dialect, rerr)
 		}
+		h.plan(h.pinned)
 		var rerr *translate.Error
-		if head, rerr = h.beginAttempt(body.Model); rerr != nil {
+		if head, rerr = h.beginAttempt(body.Model); rerr == errAllBenched {
+			// Rendered all the same, for the first candidate: a request the client must fix is told so,
+			// rather than told to come back later.
+			allBenched = true
+			head, rerr = h.startAttempt(h.candidates[h.planned.order[0]], 0, health.Admission{}, body.Model)
+		}
+		if rerr != nil {
 			return h.reply(h.req.Dialect, rerr)
 		}
 	}
@@ -342,6 +388,9 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	out, rerr := h.up.Render(dst, &h.req, body)
 	if rerr != nil {
 		return h.reply(h.req.Dialect, rerr)
+	}
+	if allBenched {
+		return h.unavailable(body.Model)
 	}
 	if out.Changed {
 		h.state.out = out.Body[:0]
@@ -359,6 +408,7 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 // still held (docs/envoy-host.md section 1).
 func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLength int) {
 	p := h.up.route.provider
+	h.metrics.countAttempt(p.index)
 	// Collected, then made in one rebuild of the list (headerList.apply): the same result as making them
 	// one by one, without a pass and a copy of the list per edit.
 	var edits headerEdits
@@ -368,13 +418,8 @@ func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLengt
 	for _, name := range translate.ClientCredentialHeaders {
 		edits.del(name)
 	}
-	auth := p.authHeaders
-	if p.passthrough {
-		auth = nil
-		if h.clientKey != "" {
-			auth = translate.ProviderAuthHeaders(p.dialect, h.clientKey, &h.up.route.settings)
-		}
-	} else {
+	auth := h.authFor(p, h.up.key)
+	if !p.passthrough {
 		// With the gateway's key, the organization or project billed is the operator's choice, not the client's.
 		for _, name := range translate.ClientAccountHeaders {
 			edits.del(name)
@@ -431,6 +476,11 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 			"provider "+quoteBounded(h.up.route.provider.name)+" answered "+strconv.Itoa(h.up.status)+
 				" before the gateway had sent it the whole request: retry the request"))
 	}
+	h.recordAnswer(h.up.status, h.respHeaders.get)
+	if h.failoverPossible(h.up.status) && h.failOver(failoverReason(h.up.status)) {
+		// The failed answer's headers stay held; its body is dropped; the callout's answer replaces it.
+		return types.ActionPause
+	}
 	if h.up.status >= 300 && h.up.status < 400 {
 		// No LLM API answers with a redirect, and following one would send the client, with its gateway key,
 		// wherever the upstream's Location says; its body and Location may also echo the provider key.
@@ -459,6 +509,10 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	}
 	if dropped, more := h.up.Dropped(); len(dropped) > 0 {
 		edits.set("x-aidialect-dropped-params", droppedParamsHeader(dropped, more))
+	}
+	if h.cfg.failover.servedBy {
+		edits.set("x-aidialect-served-by", h.up.route.provider.name)
+		edits.set("x-aidialect-attempts", strconv.Itoa(h.attempts))
 	}
 	if omitted := h.up.EchoOmitted(); len(omitted) > 0 && h.up.status >= 200 && h.up.status < 300 {
 		// The bridged Response leaves out of its echo the request values past its budget: said, not silent.
@@ -591,6 +645,13 @@ func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action
 	if h.answer == answerLocal {
 		return types.ActionContinue
 	}
+	if h.answer == answerRetrying {
+		// The failed answer's body is for no one: dropped as it comes, so Envoy's buffer stays empty.
+		if bodySize > 0 {
+			_ = proxywasm.ReplaceHttpResponseBody(nil)
+		}
+		return types.ActionPause
+	}
 	switch h.up.mode {
 	case responseStream:
 		return h.streamChunk(bodySize, endOfStream)
@@ -612,6 +673,9 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 	h.injectFault("OnHttpResponseTrailers")
 	if h.answer == answerLocal {
 		return types.ActionContinue
+	}
+	if h.answer == answerRetrying {
+		return types.ActionPause
 	}
 	if h.attempts > 0 {
 		h.redactResponseTrailers()
@@ -810,6 +874,12 @@ func (h *httpContext) OnHttpStreamDone() {
 		}
 	}()
 	h.plugin.watch.remove(h)
+	h.streamGone = true
+	if h.calloutPending {
+		// The client left (or Envoy ended the exchange) while a failover callout was under way: Envoy
+		// cancels it, and its answer never comes.
+		h.metrics.countFailover(h.up.route.provider.name, "client_gone")
+	}
 	if h.req.Known() {
 		providerIndex := -1
 		if h.attempts > 0 {

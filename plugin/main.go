@@ -10,6 +10,8 @@ package main
 import (
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
+
+	"github.com/aidialect/aidialect/internal/health"
 )
 
 // main does nothing in the .wasm: a reactor module only registers its contexts, in init, and the host drives
@@ -36,6 +38,10 @@ type pluginContext struct {
 	watch   bodyWatch
 	// pairBufs are header list buffers for reuse (takePairs, givePairs): the VM runs one callback at a time.
 	pairBufs [][][2]string
+	// health reads and writes the providers' and keys' health in shared data (failover.go); picks counts the
+	// weighted choices among providers of one priority.
+	health *health.Tracker
+	picks  uint64
 }
 
 // Header list buffers kept for reuse: at most maxPairBufs, each of at most maxKeptHeaderPairs pairs.
@@ -95,6 +101,8 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 	}
 	p.cfg = cfg
 	p.metrics = defineMetrics(cfg)
+	p.health = &health.Tracker{Store: sharedStore{}, Policy: cfg.failover.policy}
+	prepareHealth(cfg, p.health)
 	warnAPIVersions(cfg, func(format string, args ...any) { proxywasm.LogWarnf("aidialect: "+format, args...) })
 	if cfg.bodyWaitSeconds > 0 {
 		if err := proxywasm.SetTickPeriodMilliSeconds(bodyWatchTick); err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 
+	"github.com/aidialect/aidialect/internal/health"
 	"github.com/aidialect/aidialect/translate"
 )
 
@@ -37,7 +38,8 @@ var countedCodes = []string{
 	string(translate.ErrUnsupportedOperation), string(translate.ErrUnsupportedEncoding), string(translate.ErrUnknownPath),
 	string(translate.ErrMethodNotAllowed), string(translate.ErrInternal), string(translate.ErrUpstreamRedirect),
 	string(translate.ErrBodyNeverArrived), string(translate.ErrUnsupportedParameter), string(translate.ErrUpstreamEarlyAnswer),
-	string(translate.ErrPreviousResponseNotFound),
+	string(translate.ErrPreviousResponseNotFound), string(translate.ErrProvidersThrottled),
+	string(translate.ErrProvidersUnavailable), string(translate.ErrUpstreamUnreachable),
 }
 
 var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
@@ -51,6 +53,8 @@ type metrics struct {
 	promptTokens     []proxywasm.MetricCounter // by modelRoute.metricID
 	completionTokens []proxywasm.MetricCounter
 	errors           map[string]proxywasm.MetricCounter
+	attempts         []proxywasm.MetricCounter          // by provider index
+	defined          map[string]proxywasm.MetricCounter // counters defined on first use
 	// names keeps every defined name alive. Envoy copies a name when it is defined; the SDK's proxytest host
 	// (the plugin tests, the local gateway) keeps a view into the guest's memory instead, which a collection
 	// would free and reuse, corrupting its metric table.
@@ -86,6 +90,9 @@ func defineMetrics(c *config) *metrics {
 	}
 	for _, code := range countedCodes {
 		m.errors[code] = m.counter(metricFilterErrors + ".code." + code)
+	}
+	for _, p := range c.providers {
+		m.attempts = append(m.attempts, m.counter(metricAttempts+".provider."+p.name))
 	}
 	return m
 }
@@ -142,4 +149,68 @@ func metricLabel(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// Failover metrics (failover.go). Their names carry provider names and a bounded set of reasons; they are
+// defined when first counted (a provider pair that never fails over defines nothing), each once per VM.
+const (
+	metricAttempts  = "aidialect_attempts_total"
+	metricFailovers = "aidialect_failovers_total"
+	metricSkips     = "aidialect_skipped_total"
+	metricBenches   = "aidialect_benched_total"
+	metricCircuits  = "aidialect_circuit_changes_total"
+)
+
+// lazy is a counter defined on first use.
+func (m *metrics) lazy(name string) proxywasm.MetricCounter {
+	if c, ok := m.defined[name]; ok {
+		return c
+	}
+	if m.defined == nil {
+		m.defined = map[string]proxywasm.MetricCounter{}
+	}
+	c := m.counter(name)
+	m.defined[name] = c
+	return c
+}
+
+// countAttempt counts an attempt toward a provider (aidialect_attempts_total.provider.P).
+func (m *metrics) countAttempt(provider int) {
+	if m != nil && provider >= 0 && provider < len(m.attempts) {
+		m.attempts[provider].Increment(1)
+	}
+}
+
+// countFailover counts a failover from one provider to another (path "A.to.B") or an event of one provider,
+// by reason (aidialect_failovers_total.path.A.to.B.reason.R).
+func (m *metrics) countFailover(path, reason string) {
+	if m != nil {
+		m.lazy(metricFailovers + ".path." + path + ".reason." + reason).Increment(1)
+	}
+}
+
+// countSkip counts a request that skipped a benched provider (aidialect_skipped_total.provider.P.reason.R).
+func (m *metrics) countSkip(provider string, r health.Reason) {
+	if m != nil {
+		m.lazy(metricSkips + ".provider." + provider + ".reason." + r.String()).Increment(1)
+	}
+}
+
+// countBench counts a provider or key benched (aidialect_benched_total.provider.P.reason.R).
+func (m *metrics) countBench(provider string, f health.Failure) {
+	if m == nil {
+		return
+	}
+	reason := "rate_limited"
+	if f == health.Rejected {
+		reason = "key_rejected"
+	}
+	m.lazy(metricBenches + ".provider." + provider + ".reason." + reason).Increment(1)
+}
+
+// countCircuit counts a circuit opening or closing (aidialect_circuit_changes_total.provider.P.change.C).
+func (m *metrics) countCircuit(provider, change string) {
+	if m != nil {
+		m.lazy(metricCircuits + ".provider." + provider + ".change." + change).Increment(1)
+	}
 }

@@ -40,7 +40,7 @@ var (
 		"invalid_deployment", "invalid_json", "invalid_parameter", "extra_parameters_not_allowed", "body_too_large",
 		"unsupported_operation", "unsupported_content_encoding", "unknown_path", "method_not_allowed", "internal_error",
 		"upstream_redirect", "body_never_arrived", "unsupported_parameter", "upstream_answered_early",
-		"previous_response_not_found"}
+		"previous_response_not_found", "all_providers_rate_limited", "all_providers_unavailable", "upstream_unreachable"}
 )
 
 func requestMetric(dialect, provider, class string) string {
@@ -67,6 +67,9 @@ func expectedMetricNames() []string {
 	for _, code := range metricsCodes {
 		names = append(names, "aidialect_filter_errors_total.code."+code)
 	}
+	for _, p := range metricsProviders[:len(metricsProviders)-1] {
+		names = append(names, "aidialect_attempts_total.provider."+p)
+	}
 	return names
 }
 
@@ -85,7 +88,7 @@ func (v *recordingVM) NewPluginContext(uint32) types.PluginContext {
 // the first request; natively, the names defined are exactly those, each once, and every one is kept.
 func TestMetricsDefinedAtStart(t *testing.T) {
 	want := expectedMetricNames()
-	if n := len(want); n != 4*3*5+2*4+25 {
+	if n := len(want); n != 4*3*5+2*4+28+2 {
 		t.Fatalf("the test lists %d names", n)
 	}
 	for _, md := range modes {
@@ -180,6 +183,7 @@ func TestMetricNamesSurviveCollections(t *testing.T) {
 				requestMetric("openai", "oa", "2xx"):                          exchanges,
 				"aidialect_prompt_tokens_total.provider.oa.model.gpt-4_1":     7 * exchanges,
 				"aidialect_completion_tokens_total.provider.oa.model.gpt-4_1": 2 * exchanges,
+				"aidialect_attempts_total.provider.oa":                        exchanges,
 			}
 			for _, name := range expectedMetricNames() {
 				v, err := host.Counter(name)

@@ -303,6 +303,14 @@ func isFractionOrExponent(number []byte) bool {
 // HasTools reports whether the request offers tools (or legacy functions), so the answer may call them.
 func (b *RequestBody) HasTools() bool { return b.has(fieldTools) }
 
+// NamesStoredState reports whether the request continues state one provider keeps (a Responses request's
+// previous_response_id or conversation, not null): only that provider can serve it, so it never fails over.
+func (b *RequestBody) NamesStoredState() bool {
+	return notNull(b.value(fieldPreviousResponseID)) || notNull(b.value(fieldConversation))
+}
+
+func notNull(raw []byte) bool { return len(raw) > 0 && string(raw) != "null" }
+
 // has reports whether the body has a field of this kind.
 func (b *RequestBody) has(kind fieldKind) bool { return b.index[kind] != 0 }
 

@@ -40,6 +40,12 @@ const (
 	ErrUpstreamEarlyAnswer ErrorCode = "upstream_answered_early"
 	ErrBodyNeverArrived    ErrorCode = "body_never_arrived"
 	ErrInternal            ErrorCode = "internal_error"
+	// ErrProvidersThrottled and ErrProvidersUnavailable: every provider of the model is benched (rate
+	// limited; or rate limited, its keys rejected, its circuit open), so the request was not sent.
+	ErrProvidersThrottled   ErrorCode = "all_providers_rate_limited"
+	ErrProvidersUnavailable ErrorCode = "all_providers_unavailable"
+	// ErrUpstreamUnreachable: the last attempt got no answer (a failover callout that failed or timed out).
+	ErrUpstreamUnreachable ErrorCode = "upstream_unreachable"
 )
 
 var errorStatus = map[ErrorCode]int{
@@ -63,6 +69,9 @@ var errorStatus = map[ErrorCode]int{
 	ErrUpstreamEarlyAnswer:       502,
 	ErrBodyNeverArrived:          408,
 	ErrInternal:                  500,
+	ErrProvidersThrottled:        429,
+	ErrProvidersUnavailable:      503,
+	ErrUpstreamUnreachable:       503,
 }
 
 // Error is an error the filter answers itself, before or instead of calling the upstream.

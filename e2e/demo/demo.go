@@ -42,6 +42,8 @@ const (
 	ModelAzureAI      = "llama-3-70b"            // azure-ai, Meta-Llama-3-70B-Instruct
 	ModelAzureAIEmbed = "embed-v3"               // azure-ai, Cohere-embed-v3-english
 	ModelEternalAI    = "intellect-1"            // eternalai
+	// ModelFailover is served by openai first, then Azure AI (llama), then EternalAI: README "Failover".
+	ModelFailover = "gpt-4o-ha"
 )
 
 // Config is the demo's filter configuration. Hosts are placeholders: the gateway sends each provider's
@@ -51,17 +53,21 @@ const Config = `{
   "providers": [
     {"name": "openai", "dialect": "openai", "host": "api.openai.mock", "api_key": "` + OpenAIKey + `",
      "models": [{"name": "gpt-4o"}, {"name": "text-embedding-3-large"},
-                {"name": "gpt-4o-chat", "model": "gpt-4o", "chat_only": true, "hosted_tools": "drop"}]},
+                {"name": "gpt-4o-chat", "model": "gpt-4o", "chat_only": true, "hosted_tools": "drop"},
+                {"name": "gpt-4o-ha", "model": "gpt-4o"}]},
     {"name": "azure", "dialect": "azure-openai", "host": "demo.openai.azure.mock", "api_key": "` + AzureOpenAIKey + `",
      "models": [{"name": "gpt-4o-mini", "deployment": "gpt-4o-mini-prod"},
                 {"name": "text-embedding-3-small", "deployment": "embed-prod"}]},
     {"name": "llama", "dialect": "azure-ai", "host": "llama.eastus2.models.ai.azure.mock", "api_key": "` + AzureAIKey + `", "hosted_tools": "drop",
      "models": [{"name": "llama-3-70b", "model": "Meta-Llama-3-70B-Instruct"},
-                {"name": "embed-v3", "model": "Cohere-embed-v3-english"}]},
+                {"name": "embed-v3", "model": "Cohere-embed-v3-english"},
+                {"name": "gpt-4o-ha", "model": "Meta-Llama-3-70B-Instruct", "priority": 1}]},
     {"name": "eternal", "dialect": "eternalai", "host": "api.eternalai.mock", "api_key": "` + EternalAIKey + `", "hosted_tools": "drop",
-     "models": [{"name": "intellect-1", "model": "PrimeIntellect/INTELLECT-1-Instruct"}]}
+     "models": [{"name": "intellect-1", "model": "PrimeIntellect/INTELLECT-1-Instruct"},
+                {"name": "gpt-4o-ha", "model": "PrimeIntellect/INTELLECT-1-Instruct", "priority": 2}]}
   ],
-  "default_provider": "openai"
+  "default_provider": "openai",
+  "failover": {"served_by_header": true}
 }`
 
 // NoDefaultConfig is Config without default_provider: a model no entry names gets 404 model_not_found.
@@ -254,6 +260,10 @@ type Curl struct {
 	Body   string      // JSON; a POST when set, else a GET
 	Status int         // expected status
 	Code   string      // expected x-aidialect-error of an error answer
+	// ServedBy is the x-aidialect-served-by the answer names ("": not checked); After is how long to wait
+	// before running it (the note says so; the banner prints the command alone).
+	ServedBy string
+	After    time.Duration
 }
 
 // KeyVariable is the shell variable the curls use for the client key when the configuration needs a real
@@ -325,6 +335,15 @@ func (e *Env) Curls() []Curl {
 		{Note: ModelOpenAIChat + " is marked chat_only: its Responses requests go to OpenAI as chat completions",
 			URL: e.GatewayURL + "/v1/responses", Header: bearer,
 			Body: `{"model":"` + ModelOpenAIChat + `","instructions":"Be brief.","input":"Say hello","store":false}`, Status: 200},
+		{Note: "failover: the openai mock answers 429 (x-mock-fail; Retry-After: 2), so the gateway asks Azure AI (llama) and answers as OpenAI; see x-aidialect-served-by",
+			Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: append(slices.Clone(bearer), [2]string{"x-mock-fail", "429"}),
+			Body: `{"model":"` + ModelFailover + `",` + hello + `}`, Status: 200, ServedBy: "llama"},
+		{Note: "the bench: for the 2 s openai asked for, " + ModelFailover + " goes straight to Azure AI (x-aidialect-attempts: 1)",
+			Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: bearer,
+			Body: `{"model":"` + ModelFailover + `",` + hello + `}`, Status: 200, ServedBy: "llama"},
+		{Note: "the recovery: 2 s later openai serves " + ModelFailover + " again (x-mock-fail: 503 or hang makes it fail another way)",
+			Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: bearer,
+			Body: `{"model":"` + ModelFailover + `",` + hello + `}`, Status: 200, ServedBy: "openai", After: 2100 * time.Millisecond},
 		{Note: "the models this gateway serves", URL: e.GatewayURL + "/v1/models", Header: listAuth, Status: 200},
 	}
 	notFound := func(base, note string) Curl {
@@ -348,11 +367,20 @@ type provider struct {
 	chainIDs               map[string]string // model name -> its chain_id
 }
 
+// candidates is a model name several providers serve (README "Failover").
+type candidates struct {
+	Model     string
+	Providers []string
+}
+
 type configView struct {
 	Providers       []provider
 	DefaultProvider string
 	Consumers       bool
 	PathPrefix      string
+	// Failover lists the exact names more than one provider serves; each is listed under its first
+	// provider only, as GET /v1/models does.
+	Failover []candidates
 }
 
 func readConfig(config []byte) configView {
@@ -362,14 +390,24 @@ func readConfig(config []byte) configView {
 		Consumers:       len(root.Get("consumers").Array()) > 0,
 		PathPrefix:      root.Get("path_prefix").String(),
 	}
+	firstOwner := map[string]string{}
 	for _, p := range root.Get("providers").Array() {
 		pv := provider{Name: p.Get("name").String(), Dialect: p.Get("dialect").String(), ChainID: p.Get("chain_id").String(),
 			Passthrough: p.Get("auth").String() == "passthrough", chainIDs: map[string]string{}}
 		for _, m := range p.Get("models").Array() {
 			name := m.Get("name").String()
-			if strings.Contains(name, "*") {
+			switch owner, seen := firstOwner[name]; {
+			case strings.Contains(name, "*"):
 				pv.Globs = append(pv.Globs, name)
-			} else {
+			case seen:
+				i := slices.IndexFunc(v.Failover, func(c candidates) bool { return c.Model == name })
+				if i < 0 {
+					v.Failover = append(v.Failover, candidates{Model: name, Providers: []string{owner}})
+					i = len(v.Failover) - 1
+				}
+				v.Failover[i].Providers = append(v.Failover[i].Providers, pv.Name)
+			default:
+				firstOwner[name] = pv.Name
 				pv.Exact = append(pv.Exact, name)
 			}
 			if c := m.Get("chain_id").String(); c != "" {
@@ -494,6 +532,9 @@ func (e *Env) Describe() string {
 	for _, p := range v.Providers {
 		models := append(slices.Clone(p.Exact), p.Globs...)
 		fmt.Fprintf(&b, "  %-*s %s\n", width, p.Name+" ("+p.Dialect+")", strings.Join(models, ", "))
+	}
+	for _, c := range v.Failover {
+		fmt.Fprintf(&b, "%s fails over: served by %s, in order of priority (README \"Failover\").\n", c.Model, strings.Join(c.Providers, ", then "))
 	}
 	switch {
 	case v.DefaultProvider != "" && e.Demo():

@@ -126,6 +126,7 @@ type answer struct {
 // returns the answer.
 func runCurl(t *testing.T, c Curl, env map[string]string) answer {
 	t.Helper()
+	time.Sleep(c.After)
 	line := c.String()
 	words := shellWords(t, line, env)
 	if len(words) < 2 || words[0] != "curl" {
@@ -195,6 +196,9 @@ func runCurl(t *testing.T, c Curl, env map[string]string) answer {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	a := answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	if c.ServedBy != "" && resp.Header.Get("x-aidialect-served-by") != c.ServedBy {
+		t.Errorf("# %s\n%s\nserved by %q, want %q", c.Note, line, resp.Header.Get("x-aidialect-served-by"), c.ServedBy)
+	}
 	if a.status != c.Status || resp.Header.Get("x-aidialect-error") != c.Code {
 		t.Errorf("# %s\n%s\nanswered %d %q %s, want %d %q", c.Note, line, a.status, resp.Header.Get("x-aidialect-error"), a.body, c.Status, c.Code)
 	}

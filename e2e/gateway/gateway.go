@@ -253,6 +253,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	x := host.Begin()
 	defer x.Finish()
+	x.Callouts = func(c hostemu.Callout) hostemu.CalloutAnswer { return g.callout(r.Context(), c) }
 	// Trailers (chunked HTTP/1.1) are known once the body was read: then no body callback carries
 	// end_of_stream and the filter's trailers callback runs, as in Envoy.
 	if trailers := headerPairs(r.Trailer); len(trailers) > 0 {
@@ -384,6 +385,34 @@ func (g *Gateway) forward(ctx context.Context, up *hostemu.Request) (*http.Respo
 		}
 	}
 	return g.client.Do(req)
+}
+
+// callout sends a failover attempt's callout as Envoy does: to the cluster's upstream (clusters are named
+// like providers, as in envoy/envoy.yaml; -upstream maps them), its whole answer buffered up to Envoy's
+// limit. A connection failure is answered as Envoy's async client answers it, a plain-text 503; a client
+// that left cancels it.
+func (g *Gateway) callout(ctx context.Context, c hostemu.Callout) hostemu.CalloutAnswer {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	up := &hostemu.Request{Headers: append(slices.Clone(c.Headers), [2]string{g.routingHeader, c.Cluster}), Body: c.Body}
+	resp, err := g.forward(ctx, up)
+	if err != nil {
+		if ctx.Err() != nil {
+			return hostemu.CalloutAnswer{ClientGone: true}
+		}
+		return hostemu.CalloutAnswer{Headers: [][2]string{{":status", "503"}, {"content-type", "text/plain"}},
+			Body: []byte("upstream connect error or disconnect/reset before headers. reset reason: " + err.Error())}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, hostemu.DefaultCalloutBufferLimit+1))
+	if err != nil || len(body) > hostemu.DefaultCalloutBufferLimit {
+		return hostemu.CalloutAnswer{Failed: true}
+	}
+	headers := [][2]string{{":status", strconv.Itoa(resp.StatusCode)}}
+	for _, kv := range headerPairs(resp.Header) {
+		headers = append(headers, [2]string{strings.ToLower(kv[0]), kv[1]})
+	}
+	return hostemu.CalloutAnswer{Headers: headers, Body: body}
 }
 
 // clientWriter streams what the filter releases to the HTTP client, flushing each piece.

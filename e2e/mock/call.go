@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 type operation uint8
@@ -69,11 +70,21 @@ func (c *call) serve() {
 	case "422":
 		c.errUnprocessable()
 		return
-	case "429":
+	case "429", "429-brief":
 		c.errRateLimited()
 		return
 	case "502-html":
 		c.errBadGatewayHTML()
+		return
+	case "503":
+		c.errOverloaded()
+		return
+	case "hang":
+		// Never answers: the gateway's timeout (or the client leaving) ends the request.
+		select {
+		case <-c.r.Context().Done():
+		case <-time.After(10 * time.Minute):
+		}
 		return
 	case "cut-stream", "no-done", "huge-event", "gzip":
 		// applied to the answer

@@ -142,26 +142,38 @@ func (c *call) errUnprocessable() {
 		"response_format", "")
 }
 
-// errRateLimited is x-mock-fail: 429, always with Retry-After: 2.
+// errOverloaded is x-mock-fail: 503, the provider overloaded (mock: one JSON shape for every dialect, the
+// one OpenAI's servers use).
+func (c *call) errOverloaded() {
+	c.openaiErr(http.StatusServiceUnavailable, "server_error", "The server is overloaded or not ready yet.", "", "")
+}
+
+// errRateLimited is x-mock-fail: 429, with Retry-After: 2; 429-brief asks for 1 ms (retry-after-ms: 1,
+// Retry-After: 0), so that a test can check how a client sees a 429 without the gateway benching the provider
+// for the tests after it.
 func (c *call) errRateLimited() {
+	seconds, millis := "2", "2000"
+	if c.fail == "429-brief" {
+		seconds, millis = "0", "1"
+	}
 	switch c.dialect() {
 	case OpenAI, EternalAI:
 		c.openaiErr(http.StatusTooManyRequests, "requests",
 			"Rate limit reached for requests in organization org-mock on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 2s.",
 			"", "rate_limit_exceeded",
-			"Retry-After", "2", "x-ratelimit-limit-requests", "3", "x-ratelimit-remaining-requests", "0",
-			"x-ratelimit-reset-requests", "2s")
+			"Retry-After", seconds, "retry-after-ms", millis, "x-ratelimit-limit-requests", "3", "x-ratelimit-remaining-requests", "0",
+			"x-ratelimit-reset-requests", seconds+"s")
 	case AzureOpenAI:
 		c.azureErr(http.StatusTooManyRequests, "429",
 			"Requests to the "+map[operation]string{opChat: "ChatCompletions_Create", opCompletions: "Completions_Create",
 				opEmbeddings: "Embeddings_Create", opResponses: "Responses_Create"}[c.op]+" Operation under Azure OpenAI API version "+c.versionOr("2024-10-21")+
 				" have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 2 seconds. Please go here: https://aka.ms/oai/quotaincrease if you would like to further increase the default rate limit.",
-			"Retry-After", "2", "retry-after-ms", "2000", "x-ratelimit-remaining-requests", "0",
+			"Retry-After", seconds, "retry-after-ms", millis, "x-ratelimit-remaining-requests", "0",
 			"x-ratelimit-remaining-tokens", "0")
 	case AzureAI:
 		c.writeError(http.StatusTooManyRequests, obj{{"error", "Too Many Requests"},
 			{"message", "Rate limit is exceeded. Try again in 2 seconds."}, {"status", 429}},
-			"x-ms-error-code", "TooManyRequests", "Retry-After", "2")
+			"x-ms-error-code", "TooManyRequests", "Retry-After", seconds, "retry-after-ms", millis)
 	}
 }
 

@@ -18,7 +18,9 @@ const providers = [
   { name: "eternalai", chat: "intellect-1", embed: null },
 ];
 
-const failHeader = { "x-mock-fail": "429" };
+// 429-brief: a 429 whose retry-after-ms is 1, so the gateway's bench of the provider is over before the next
+// test (a 429 benches a provider for as long as it says: README "Failover").
+const failHeader = { "x-mock-fail": "429-brief" };
 
 // Each client adapts one SDK to the operations of the matrix; errors surface as { status, code }.
 const clients = [

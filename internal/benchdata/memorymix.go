@@ -77,7 +77,8 @@ func MemoryMix(casesDir string) ([]Mixed, string, error) {
 	for _, d := range order {
 		list = append(list, providers[d].PluginProvider("p-"+d, d+".provider.test", "m-"+d))
 	}
-	raw, err := json.Marshal(map[string]any{"providers": list})
+	// Health off: the mix replays its 429 and 5xx cases on purpose, each time through the provider.
+	raw, err := json.Marshal(map[string]any{"providers": list, "failover": map[string]any{"health": "off"}})
 	if err != nil {
 		return nil, "", err
 	}

@@ -25,7 +25,10 @@ const (
 // PluginConfig is the filter configuration of the case: its provider, named ProviderName at UpstreamHost,
 // serving every model, and the case's onchain_data and path_prefix.
 func (c Case) PluginConfig() (string, error) {
-	cfg := map[string]any{"providers": []any{c.Provider.PluginProvider(ProviderName, UpstreamHost, "*")}}
+	// Health off: a case is one exchange's translation, replayed many times on one host; a case whose
+	// upstream answers 429 or 503 would otherwise bench its provider for the replays after it.
+	cfg := map[string]any{"providers": []any{c.Provider.PluginProvider(ProviderName, UpstreamHost, "*")},
+		"failover": map[string]any{"health": "off"}}
 	if c.OnchainData != "" {
 		cfg["onchain_data"] = c.OnchainData
 	}

@@ -15,12 +15,14 @@ package hostemu
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
@@ -42,6 +44,10 @@ func ruleErr(rule, format string, args ...any) error {
 // ErrVMDead: the VM trapped (a panic came out of the emulator). The errors a Host returns wrap it, with the
 // panic's message; test with errors.Is.
 var ErrVMDead = errors.New("the wasm VM trapped and is dead")
+
+// WallClockFunction is the foreign function through which this host gives the filter the real time (unix
+// milliseconds, 8 bytes little-endian): see New.
+const WallClockFunction = "aidialect_wall_clock_ms"
 
 // errClosed is returned by calls on a Host after Close.
 var errClosed = errors.New("hostemu: the host is closed")
@@ -67,6 +73,10 @@ type Host struct {
 	// (or a control plane that dropped it): a Pause from OnHttpRequestHeaders becomes StopAllIteration, and
 	// no body or trailers callback ever follows. The request hangs unless the filter answers it from a tick.
 	WithholdBodies bool
+	// Clusters are the Envoy clusters callouts may go to (nil: any); CalloutBufferLimit the most a callout's
+	// answer may hold (0: DefaultCalloutBufferLimit).
+	Clusters           map[string]bool
+	CalloutBufferLimit int
 }
 
 // OpenStreams is the number of streams the emulator still holds state for: those begun and not finished.
@@ -106,6 +116,14 @@ func New(vm types.VMContext, pluginConfig []byte) (*Host, error) {
 		h.Close()
 		return nil, err
 	}
+	// proxytest's wasm mode runs the module on wazero's default fake clock (a fixed date moving 1 ms per
+	// read), where no bench of the filter's health store would ever end; Envoy gives the module the real
+	// clock (WASI clock_time_get). This host offers the real clock through a foreign function Envoy does not
+	// have, which the filter asks first (plugin/failover.go nowMillis) and, answered NotFound as in Envoy,
+	// never again.
+	h.emu.RegisterForeignFunction(WallClockFunction, func([]byte) []byte {
+		return binary.LittleEndian.AppendUint64(nil, uint64(time.Now().UnixMilli()))
+	})
 	h.emu.RegisterForeignFunction("clear_route_cache", func([]byte) []byte {
 		h.RouteClears++
 		return []byte{0}
@@ -220,6 +238,16 @@ type Exchange struct {
 	// responseBegun: the response callbacks started; responseEnded: the response ended (Envoy drops request
 	// data from then on).
 	responseBegun, responseEnded bool
+
+	// Callouts answers the HTTP callouts the filter makes (callout.go); nil: a callout is a rule error.
+	// CalloutsAfterBody delivers their answers once the upstream's answer ended, instead of right after the
+	// callback that made them: Envoy may do either.
+	Callouts          func(Callout) CalloutAnswer
+	CalloutsAfterBody bool
+	calloutsSeen      int
+	calloutIDs        []uint32
+	// ClientGone: the client left while a callout was under way (its answer said ClientGone).
+	ClientGone bool
 }
 
 // Request is a request as it leaves the filter.
@@ -600,6 +628,12 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 	if err != nil {
 		return err
 	}
+	if !x.CalloutsAfterBody || body == nil {
+		if replied, gone, err := x.resolveCallouts(w); replied || gone || err != nil {
+			x.ClientGone = gone
+			return err
+		}
+	}
 	if body == nil {
 		if x.responseHeaders == nil {
 			return ruleErr("envoy-host 1", "response headers paused on a body-less response")
@@ -629,6 +663,12 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 			}
 			return err
 		}
+		if !x.CalloutsAfterBody || last {
+			if replied, gone, err := x.resolveCallouts(w); replied || gone || err != nil {
+				x.ClientGone = gone
+				return err
+			}
+		}
 		if end {
 			break
 		}
@@ -644,7 +684,10 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 			// chunk, which the filter may reuse, so its bytes cannot be compared (a replacement of as many
 			// bytes goes unseen; the V8 host refuses it, as Envoy does).
 			sent := len(x.h.emu.GetCurrentResponseBody(x.id))
-			x.h.emu.CallOnResponseTrailers(x.id, tr)
+			action := x.h.emu.CallOnResponseTrailers(x.id, tr)
+			if action != types.ActionContinue && len(x.h.emu.GetCalloutAttributesFromContext(x.id)) > x.calloutsSeen {
+				return nil // held for a callout's answer, which replaces the response
+			}
 			after := x.h.emu.GetCurrentResponseBody(x.id)
 			if x.responseHeaders == nil {
 				x.releaseHeaders(o)
@@ -666,6 +709,10 @@ func (x *Exchange) RelayResponse(status int, headers [][2]string, body io.Reader
 			return nil
 		})
 		if err != nil {
+			return err
+		}
+		if replied, gone, err := x.resolveCallouts(w); replied || gone || err != nil {
+			x.ClientGone = gone
 			return err
 		}
 	}
@@ -696,7 +743,8 @@ func (x *Exchange) bodyCallback(chunk []byte, last bool, w ClientWriter) error {
 				x.releaseHeaders(o)
 			}
 			o.body = bytes.Clone(x.h.emu.GetCurrentResponseBody(x.id))
-		} else if last {
+		} else if last && len(x.h.emu.GetCalloutAttributesFromContext(x.id)) == x.calloutsSeen {
+			// (With a callout under way the pause waits for its answer, which replaces the response.)
 			return ruleErr("envoy-host 3", "OnHttpResponseBody paused at end_of_stream: the response would hang")
 		}
 		return nil

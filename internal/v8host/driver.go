@@ -125,6 +125,10 @@ func (h *Host) Close() error {
 }
 
 // Stderr is the tail of what node and the guests wrote to standard error.
+// ClearSharedData forgets the shared data of every VM of the host (one Envoy process): the next exchange
+// runs as in a freshly started Envoy, whatever the health of providers earlier exchanges recorded.
+func (h *Host) ClearSharedData() error { return h.call("clear_shared_data", map[string]any{}, nil) }
+
 func (h *Host) Stderr() string { return h.stderr.String() }
 
 // call sends one request and decodes its result into result (when not nil).
@@ -350,6 +354,27 @@ type Exchange struct {
 	// allow_on_headers_stop_iteration, where a paused headers callback gets no body callbacks. Such a request
 	// stays open (Outcome.Withheld) until a tick answers it (Plugin.Tick) or Plugin.Finish ends it.
 	WithholdBodies bool `json:"withhold_bodies,omitempty"`
+	// Callouts answer the HTTP callouts the filter makes (failover attempts), in order; Clusters are the
+	// clusters Envoy has (nil: any).
+	Callouts []CalloutAnswer `json:"callouts,omitempty"`
+	Clusters []string        `json:"clusters,omitempty"`
+}
+
+// CalloutAnswer is how one callout ends: an answer, a failure (reset, timeout, over the buffer limit), or the
+// client gone first.
+type CalloutAnswer struct {
+	Status     int     `json:"status"`
+	Headers    Headers `json:"headers"`
+	Body       []byte  `json:"body"`
+	Failed     bool    `json:"failed,omitempty"`
+	ClientGone bool    `json:"client_gone,omitempty"`
+}
+
+// Callout is a callout the filter made.
+type Callout struct {
+	Cluster string  `json:"cluster"`
+	Headers Headers `json:"headers"`
+	Body    []byte  `json:"body"`
 }
 
 // Message is a request (Status unused; Headers with :method, :path, :authority) or an answer. Chunks nil on
@@ -377,6 +402,8 @@ type Outcome struct {
 	Critical    []string  `json:"critical"`    // the plugin's critical log lines during the call
 	Errors      []string  `json:"errors"`
 	Warnings    []string  `json:"warnings"`
+	Callouts    []Callout `json:"callouts"`
+	ClientGone  bool      `json:"client_gone"`
 }
 
 // Verdict is the outcome in the rule table's terms: "", the rule, or "trap".

@@ -103,6 +103,10 @@ func runGoldenCase(t *testing.T, vm *VM, c goldencase.Case) (trapped bool) {
 			Request:  Message{Headers: headers, Chunks: benchdata.Split(req.Body, reqCut)},
 			Response: &Message{Status: status, Headers: resp.Headers, Chunks: benchdata.Split(resp.Body, cut.response), EndWithLast: cut.endWithLast},
 		}
+		// Each replay is its own deployment: what an earlier replay's 429 or 503 benched is not this one's.
+		if err := vm.h.ClearSharedData(); err != nil {
+			t.Fatal(err)
+		}
 		o, err := vm.Run(config, x)
 		if err != nil {
 			t.Fatal(err)

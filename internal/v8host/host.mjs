@@ -63,6 +63,17 @@ class ProcExit extends Error {
 const OK = 0, NOT_FOUND = 1, BAD_ARGUMENT = 2, UNIMPLEMENTED = 12;
 const MAP_REQUEST_HEADERS = 0, MAP_REQUEST_TRAILERS = 1, MAP_RESPONSE_HEADERS = 2, MAP_RESPONSE_TRAILERS = 3;
 const BUFFER_REQUEST_BODY = 0, BUFFER_RESPONSE_BODY = 1, BUFFER_VM_CONFIGURATION = 6, BUFFER_PLUGIN_CONFIGURATION = 7;
+
+// Shared data: one map for every VM of this process (every worker of one Envoy), as proxy-wasm-cpp-host's
+// src/shared_data.cc keeps it: one cas counter for every key, bumped on each write; a write with cas 0, or to
+// a missing key, is unconditional; any other cas must be the key's current one (docs/envoy-host.md section 9).
+const SHARED = new Map();
+const MAP_HTTP_CALL_RESPONSE_HEADERS = 6, BUFFER_HTTP_CALL_RESPONSE_BODY = 4;
+// An HTTP callout's answer is buffered whole, up to Envoy's http.async_response_buffer_limit (32 MiB by
+// default); over it the callback gets no headers and no body, as on a reset.
+const CALLOUT_BUFFER_LIMIT = 32 << 20;
+let sharedCas = 0;
+const CAS_MISMATCH = 8;
 const ESUCCESS = 0, EBADF = 8, ENOSYS = 52;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'critical'];
 const MAX_LOGS = 1000; // per level and VM: a long benchmark must not grow the host
@@ -145,6 +156,7 @@ class VM {
     this.dead = null; // the message of the trap that killed it
     this.active = 0; // the context whose callback runs (proxy_set_effective_context may change it)
     this.nextContext = 1;
+    this.nextCallout = 1;
     this.roots = new Map(); // root context id -> {config, tickPeriod}
     this.streams = new Map(); // http context id -> stream state
     this.logs = Object.fromEntries(LOG_LEVELS.map((l) => [l, []]));
@@ -311,6 +323,10 @@ class VM {
         return NOT_FOUND;
       },
       proxy_get_header_map_pairs(type, retPtr, retSize) {
+        if (type === MAP_HTTP_CALL_RESPONSE_HEADERS) {
+          if (!vm.calloutResponse) return NOT_FOUND; // only inside the callout's callback
+          return vm.give(serializeMap(vm.calloutResponse.headers), retPtr, retSize);
+        }
         const s = vm.stream(), field = headerMap(s, type);
         if (!s || !field) return BAD_ARGUMENT;
         return vm.give(serializeMap(s[field]), retPtr, retSize);
@@ -353,6 +369,9 @@ class VM {
           buf = root ? root.config : EMPTY;
         } else if (type === BUFFER_VM_CONFIGURATION) {
           buf = EMPTY;
+        } else if (type === BUFFER_HTTP_CALL_RESPONSE_BODY) {
+          if (!vm.calloutResponse) return NOT_FOUND;
+          buf = vm.calloutResponse.body;
         } else {
           const s = vm.stream(), field = bodyOf(type);
           if (!s || !field) return BAD_ARGUMENT;
@@ -447,6 +466,33 @@ class VM {
         return NOT_FOUND; // the filter reads no properties
       },
       proxy_set_property() {
+        return OK;
+      },
+      proxy_get_shared_data(keyPtr, keySize, retPtr, retSize, casPtr) {
+        const e = SHARED.get(vm.latin1(keyPtr, keySize));
+        if (!e) return NOT_FOUND;
+        vm.u32(casPtr, e.cas);
+        return vm.give(e.value, retPtr, retSize);
+      },
+      proxy_set_shared_data(keyPtr, keySize, valuePtr, valueSize, cas) {
+        const key = vm.latin1(keyPtr, keySize);
+        const e = SHARED.get(key);
+        if (e && cas !== 0 && cas !== e.cas) return CAS_MISMATCH;
+        sharedCas = (sharedCas + 1) >>> 0 || 1;
+        SHARED.set(key, { value: vm.bytes(valuePtr, valueSize), cas: sharedCas });
+        return OK;
+      },
+      proxy_http_call(clusterPtr, clusterSize, headersPtr, headersSize, bodyPtr, bodySize, trailersPtr, trailersSize, timeout, tokenPtr) {
+        // Recorded on the stream that made it; the exchange delivers its answer (callout ops).
+        const s = vm.stream();
+        if (!s) return BAD_ARGUMENT;
+        const headers = deserializeMap(vm.bytes(headersPtr, headersSize));
+        for (const name of [':method', ':path', ':authority']) {
+          if (!headers.some(([k, v]) => k === name && v !== '')) return BAD_ARGUMENT;
+        }
+        const token = vm.nextCallout++;
+        (s.callouts ||= []).push({ token, cluster: vm.latin1(clusterPtr, clusterSize), headers, body: vm.bytes(bodyPtr, bodySize), timeout });
+        vm.u32(tokenPtr, token);
         return OK;
       },
       proxy_continue_stream() {
@@ -596,6 +642,12 @@ class Exchange {
     this.withhold = false; // hostemu's WithholdBodies: a paused headers callback gets no body callbacks
     this.withheld = false;
     this.client = { status: 0, headers: null, body: [], trailers: null };
+    this.root = root;
+    this.calloutAnswers = []; // the answers the exchange gives the filter's callouts, in order
+    this.calloutsMade = [];
+    this.calloutsSeen = 0;
+    this.clusters = null; // the clusters Envoy has (null: any)
+    this.clientGone = false;
     this.id = vm.nextContext++;
     // The stream's state, as the host functions see it. Body Buffers are never written in place (each change
     // makes a new one), so they are handed on without copies.
@@ -730,6 +782,7 @@ class Exchange {
     if (this.responseLocalReply(action, 'OnHttpResponseHeaders')) return;
     if (action === CONTINUE) this.releaseHeaders();
     else if (this.stream) throw new RuleError('event-stream-headers-paused', 'response headers of an event stream paused');
+    if (this.resolveCallouts()) return;
     if (chunks == null) {
       if (!this.responseHeaders) throw new RuleError('response-headers-paused-without-body', 'response headers paused on a body-less response');
       return;
@@ -740,6 +793,7 @@ class Exchange {
       for (let off = 0; off < chunk.length; off += READ_BYTES) {
         const last = endsHere && c === chunks.length - 1 && off + READ_BYTES >= chunk.length;
         if (this.bodyCallback(chunk.subarray(off, off + READ_BYTES), last)) return;
+        if (this.resolveCallouts()) return;
         if (last) break;
       }
     }
@@ -820,6 +874,53 @@ class Exchange {
     return true;
   }
 
+  // resolveCallouts delivers the answers of the callouts the filter made (docs/envoy-host.md section 9), in
+  // the order the exchange lists them, until none is pending. It reports whether the exchange ended: a local
+  // reply from a callback (sent straight to the client: Envoy's encoder filters, this one included, do not see
+  // a local reply made while the response headers are held), or the client gone (the stream is destroyed
+  // first; the callout is not cancelled, so its callback still comes, and the filter must ignore it).
+  resolveCallouts() {
+    const vm = this.vm, s = this.s;
+    while (s.callouts && this.calloutsSeen < s.callouts.length) {
+      const c = s.callouts[this.calloutsSeen++];
+      this.calloutsMade.push({ cluster: c.cluster, headers: c.headers, body: c.body });
+      if (this.clusters && !this.clusters.includes(c.cluster)) {
+        throw new Error(`envoy-host 9: callout to cluster ${JSON.stringify(c.cluster)}, which Envoy does not have: proxy_http_call answers BadArgument`);
+      }
+      const answer = this.calloutAnswers.shift();
+      if (!answer) throw new Error(`the filter made a callout to ${c.cluster}, and the exchange lists no answer for it`);
+      let headers = [], body = EMPTY;
+      if (!answer.failed && answer.body.length <= CALLOUT_BUFFER_LIMIT) {
+        headers = [[':status', String(answer.status)], ...lowerPairs(answer.headers)];
+        body = answer.body;
+      }
+      if (answer.client_gone) this.finish();
+      vm.calloutResponse = { headers, body };
+      try {
+        vm.callback(this.root, 'proxy_on_http_call_response', this.root, c.token, headers.length, body.length, 0);
+      } finally {
+        vm.calloutResponse = null;
+      }
+      if (answer.client_gone) {
+        this.clientGone = true;
+        return true;
+      }
+      const reply = s.local;
+      if (reply && !this.local) {
+        if (this.responseHeaders) {
+          throw new RuleError('local-reply-after-response-headers', "the callout's callback sent a local reply after the response headers went to the client");
+        }
+        this.local = { status: reply.status, headers: clonePairs(reply.headers), body: reply.body };
+        this.responseHeaders = snapshot(reply.headers);
+        this.client.status = reply.status;
+        this.client.headers = clonePairs(reply.headers);
+        this.client.body = [reply.body];
+        return true;
+      }
+    }
+    return false;
+  }
+
   releaseHeaders() {
     const current = this.s.respHeaders;
     this.responseHeaders = snapshot(current);
@@ -859,6 +960,8 @@ function play(vm, root, x) {
   try {
     ex = new Exchange(vm, root);
     ex.withhold = !!x.withhold_bodies;
+    ex.calloutAnswers = x.callouts.slice();
+    ex.clusters = x.clusters;
     let open = false;
     try {
       ex.sendRequest(x.request.headers, x.request.chunks, x.request.trailers);
@@ -918,6 +1021,8 @@ function tick(vm, root) {
 function fill(out, ex) {
   out.local = ex.local;
   out.upstream = ex.upstream;
+  out.callouts = ex.calloutsMade;
+  out.client_gone = ex.clientGone;
   if (ex.client.headers || ex.client.body.length) out.client = ex.client;
 }
 
@@ -948,6 +1053,8 @@ function decodeExchange(x) {
       }
       : null,
     withhold_bodies: !!x.withhold_bodies,
+    callouts: (x.callouts || []).map((c) => ({ status: c.status, headers: c.headers || [], body: Buffer.from(c.body || '', 'base64'), failed: !!c.failed, client_gone: !!c.client_gone })),
+    clusters: x.clusters ?? null,
   };
 }
 
@@ -963,6 +1070,8 @@ function encodeOutcome(o) {
     dead: o.dead,
     route_clears: o.route_clears,
     withheld: o.withheld,
+    callouts: (o.callouts || []).map((c) => ({ cluster: c.cluster, headers: c.headers, body: b64(c.body) })),
+    client_gone: !!o.client_gone,
   };
 }
 
@@ -1024,6 +1133,11 @@ const ops = {
     const vm = new VM(m, env);
     vms.set(vm.id, vm);
     return { vm: vm.id, instantiate_ns: Number(process.hrtime.bigint() - t), memory_bytes: vm.memoryBytes() };
+  },
+  // clear_shared_data forgets the process's shared data: the next exchange runs as in a freshly started Envoy.
+  clear_shared_data() {
+    SHARED.clear();
+    return {};
   },
   close_vm({ vm }) {
     const v = getVM(vm);

@@ -1,0 +1,140 @@
+package hostemu
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
+)
+
+// HTTP callouts (proxy_http_call), as Envoy serves them (docs/envoy-host.md section 9): the cluster must be
+// one Envoy has, the headers must carry :method, :path and :authority, the whole answer is buffered (over
+// the limit, or on a reset or timeout, the guest's callback gets no headers and no body), and a callout of a
+// stream that ended is cancelled: its callback never comes. proxytest records the callouts and delivers
+// whatever answer it is handed; the Exchange checks Envoy's rules and hands them the answer a Callouts
+// function gives.
+
+// Callout is an HTTP callout the filter dispatched.
+type Callout struct {
+	Cluster string
+	Headers [][2]string
+	Body    []byte
+}
+
+// Header returns a header's value ("" when absent).
+func (c *Callout) Header(name string) string { return lookup(c.Headers, name) }
+
+// CalloutAnswer is how a callout ends: an answer (Headers with :status, Body), or Failed (a reset, no
+// healthy host, a timeout), or ClientGone (the client left before it ended: Envoy destroys the stream and
+// cancels the callout).
+type CalloutAnswer struct {
+	Headers    [][2]string
+	Body       []byte
+	Failed     bool
+	ClientGone bool
+}
+
+// DefaultCalloutBufferLimit is the most a callout's answer may hold before Envoy fails it: Envoy's async
+// client buffers the whole body, up to the runtime value http.async_response_buffer_limit, 32 MiB unless set
+// (docs/envoy-host.md section 9).
+const DefaultCalloutBufferLimit = 32 << 20
+
+// calloutRule is the rule row callouts report.
+const calloutRule = "envoy-host 9"
+
+// pendingCallouts returns the callouts the filter dispatched since the last call; called with mu held.
+func (x *Exchange) pendingCallouts() []Callout {
+	all := x.h.emu.GetCalloutAttributesFromContext(x.id)
+	if len(all) <= x.calloutsSeen {
+		return nil
+	}
+	var out []Callout
+	for _, c := range all[x.calloutsSeen:] {
+		out = append(out, Callout{Cluster: c.Upstream, Headers: cloneHeaders(c.Headers), Body: bytes.Clone(c.Body)})
+		x.calloutIDs = append(x.calloutIDs, c.CalloutID)
+	}
+	x.calloutsSeen = len(all)
+	return out
+}
+
+// resolveCallouts delivers the answers of the callouts the last callback dispatched, and of those their
+// callbacks dispatched in turn, until none is pending. replied reports a local reply from a callback, which
+// ends the exchange; gone reports the client leaving. It writes what the filter released to w.
+func (x *Exchange) resolveCallouts(w ClientWriter) (replied, gone bool, err error) {
+	for {
+		var pending []Callout
+		var ids []uint32
+		if err := x.h.do(func() error {
+			pending = x.pendingCallouts()
+			ids = x.calloutIDs[len(x.calloutIDs)-len(pending):]
+			return nil
+		}); err != nil {
+			return false, false, err
+		}
+		if len(pending) == 0 {
+			return false, false, nil
+		}
+		for i, c := range pending {
+			if err := x.checkCallout(&c); err != nil {
+				return false, false, err
+			}
+			var answer CalloutAnswer
+			switch {
+			case x.Callouts == nil:
+				return false, false, ruleErr(calloutRule, "the filter made a callout to cluster %q, which this host has no answer for", c.Cluster)
+			default:
+				answer = x.Callouts(c)
+			}
+			if answer.ClientGone {
+				x.Finish() // Envoy destroys the stream: OnHttpStreamDone, and the callout is cancelled
+				return false, true, nil
+			}
+			limit := x.h.CalloutBufferLimit
+			if limit == 0 {
+				limit = DefaultCalloutBufferLimit
+			}
+			if len(answer.Body) > limit {
+				answer = CalloutAnswer{Failed: true}
+			}
+			id := ids[i]
+			err := x.step(w, func(o *released) error {
+				if answer.Failed {
+					x.h.emu.CallOnHttpCallResponse(id, nil, nil, nil)
+				} else {
+					x.h.emu.CallOnHttpCallResponse(id, answer.Headers, nil, answer.Body)
+				}
+				if r, err := x.responseLocalReply(types.ActionPause, "the callout's callback", o); r || err != nil {
+					if err == nil {
+						err = errLocalReplied
+					}
+					return err
+				}
+				return nil
+			})
+			if err == errLocalReplied {
+				return true, false, nil
+			}
+			if err != nil {
+				return false, false, err
+			}
+		}
+	}
+}
+
+// checkCallout enforces what Envoy checks before it sends a callout (Context::httpCall answers BadArgument).
+func (x *Exchange) checkCallout(c *Callout) error {
+	if x.h.Clusters != nil && !x.h.Clusters[c.Cluster] {
+		return ruleErr(calloutRule, "callout to cluster %q, which Envoy does not have: proxy_http_call answers BadArgument", c.Cluster)
+	}
+	for _, name := range []string{":method", ":path", ":authority"} {
+		if c.Header(name) == "" {
+			return ruleErr(calloutRule, "callout to %q without %s: proxy_http_call answers BadArgument", c.Cluster, name)
+		}
+	}
+	for _, kv := range c.Headers {
+		if kv[0] != strings.ToLower(kv[0]) {
+			return ruleErr(calloutRule, "callout header %q is not in lower case", kv[0])
+		}
+	}
+	return nil
+}

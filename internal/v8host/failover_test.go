@@ -1,0 +1,209 @@
+package v8host
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The failover rows of plugin/failover_test.go, in the compiled module under V8, where the module has the
+// real clock (so the rows that wait for a bench to end run here too), and where two VMs of one process, two
+// workers of one Envoy, share the health store.
+
+const failoverV8Config = `{
+  "providers": [
+    {"name": "oa", "dialect": "openai", "host": "api.openai.com", "api_key": "sk-oa",
+     "models": [{"name": "gpt-4o"}, {"name": "solo"}]},
+    {"name": "az", "dialect": "azure-ai", "host": "models.inference.ai.azure.com", "api_key": "az-key", "cluster": "az-cluster",
+     "models": [{"name": "gpt-4o", "model": "gpt-4o-az", "priority": 1}]},
+    {"name": "et", "dialect": "eternalai", "host": "api.eternalai.org", "api_key": "et-key",
+     "models": [{"name": "gpt-4o", "model": "gpt-4o-et", "priority": 2}]}
+  ],
+  "failover": {"served_by_header": true, "circuit_threshold": 2, "circuit_open_seconds": 1, "stream": "buffered"}
+}`
+
+const (
+	v8ChatOK      = `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi from WHO"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`
+	v8RateLimited = `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`
+	v8Overloaded  = `{"error":{"message":"The server is overloaded","type":"server_error"}}`
+)
+
+func v8Chat(model string, stream bool, status int, headers Headers, body string) *Exchange {
+	req := `{"model":"` + model + `","messages":[{"role":"user","content":"hello"}]}`
+	if stream {
+		req = `{"model":"` + model + `","stream":true,"messages":[{"role":"user","content":"hello"}]}`
+	}
+	x := &Exchange{Request: Message{Headers: Headers{{":method", "POST"}, {":path", "/v1/chat/completions"},
+		{":authority", "gateway.local"}, {"content-type", "application/json"}, {"content-length", strconv.Itoa(len(req))}},
+		Chunks: [][]byte{[]byte(req)}}}
+	if status != 0 {
+		x.Response = &Message{Status: status, Headers: append(Headers{{"content-type", "application/json"}}, headers...),
+			Chunks: [][]byte{[]byte(body)}, EndWithLast: true}
+	}
+	return x
+}
+
+func v8CalloutOK(who string) CalloutAnswer {
+	return CalloutAnswer{Status: 200, Headers: Headers{{"content-type", "application/json"}}, Body: []byte(strings.Replace(v8ChatOK, "WHO", who, 1))}
+}
+
+// answerOf is what the client got: the relayed answer or the filter's own reply.
+func answerOf(o *Outcome) *Response {
+	if o.Local != nil {
+		return o.Local
+	}
+	if o.Client != nil {
+		return o.Client
+	}
+	return &Response{}
+}
+
+func errorCode(r *Response) string {
+	var e struct{ Error struct{ Code string } }
+	_ = json.Unmarshal(r.Body, &e)
+	return e.Error.Code
+}
+
+func startFailoverPlugin(t *testing.T, h *Host, config string) (*VM, *Plugin) {
+	t.Helper()
+	vm, err := h.NewVM("aidialect", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { vm.Close() })
+	p, err := vm.Start(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vm, p
+}
+
+func play(t *testing.T, p *Plugin, x *Exchange) *Outcome {
+	t.Helper()
+	o, err := p.Exchange(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Rule != nil || o.Dead != "" {
+		t.Fatalf("host rule %v, dead %q", o.Rule, o.Dead)
+	}
+	return o
+}
+
+func TestFailoverUnderV8(t *testing.T) {
+	wasm := filterWasm(t)
+	h := sharedHost(t)
+	load(t, h, "aidialect", wasm)
+	fresh := func(t *testing.T) {
+		if err := h.ClearSharedData(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("429 then success on another dialect, then the bench skips", func(t *testing.T) {
+		fresh(t)
+		_, p := startFailoverPlugin(t, h, failoverV8Config)
+		x := v8Chat("gpt-4o", false, 429, Headers{{"retry-after", "30"}}, v8RateLimited)
+		x.Callouts = []CalloutAnswer{v8CalloutOK("az")}
+		o := play(t, p, x)
+		if len(o.Callouts) != 1 || o.Callouts[0].Cluster != "az-cluster" || !strings.Contains(string(o.Callouts[0].Body), `"model":"gpt-4o-az"`) {
+			t.Fatalf("callouts %+v", o.Callouts)
+		}
+		a := answerOf(o)
+		if a.Status != 200 || !strings.Contains(string(a.Body), "hi from az") || a.Headers.Get("x-aidialect-served-by") != "az" {
+			t.Fatalf("client got %d %v %s", a.Status, a.Headers, a.Body)
+		}
+		o = play(t, p, v8Chat("gpt-4o", false, 200, nil, strings.Replace(v8ChatOK, "WHO", "az", 1)))
+		if o.Upstream == nil || o.Upstream.Headers.Get("x-aidialect-provider") != "az" || len(o.Callouts) != 0 {
+			t.Fatalf("the next request did not go straight to az: %+v", o.Upstream)
+		}
+	})
+
+	t.Run("two workers share the health store", func(t *testing.T) {
+		fresh(t)
+		_, worker1 := startFailoverPlugin(t, h, failoverV8Config)
+		_, worker2 := startFailoverPlugin(t, h, failoverV8Config)
+		x := v8Chat("solo", false, 429, Headers{{"retry-after", "60"}}, v8RateLimited)
+		play(t, worker1, x)
+		o := play(t, worker2, v8Chat("solo", false, 200, nil, v8ChatOK))
+		if o.Upstream != nil || o.Local == nil || o.Local.Status != 429 || errorCode(o.Local) != "all_providers_rate_limited" {
+			t.Fatalf("worker 2 did not see worker 1's bench: upstream %v, local %+v", o.Upstream != nil, o.Local)
+		}
+		if ra, _ := strconv.Atoi(o.Local.Headers.Get("retry-after")); ra < 59 || ra > 60 {
+			t.Fatalf("Retry-After %q, want about 60", o.Local.Headers.Get("retry-after"))
+		}
+	})
+
+	t.Run("Retry-After honoured, and forgotten at expiry", func(t *testing.T) {
+		fresh(t)
+		_, p := startFailoverPlugin(t, h, failoverV8Config)
+		play(t, p, v8Chat("solo", false, 429, Headers{{"retry-after-ms", "300"}}, v8RateLimited))
+		if o := play(t, p, v8Chat("solo", false, 200, nil, v8ChatOK)); o.Local == nil || o.Local.Status != 429 {
+			t.Fatalf("not benched: %+v", o.Local)
+		}
+		time.Sleep(350 * time.Millisecond)
+		if o := play(t, p, v8Chat("solo", false, 200, nil, v8ChatOK)); o.Upstream == nil || answerOf(o).Status != 200 {
+			t.Fatalf("still benched after Retry-After: %+v", o.Local)
+		}
+	})
+
+	t.Run("a circuit opens, half-opens for one probe, closes", func(t *testing.T) {
+		fresh(t)
+		_, p := startFailoverPlugin(t, h, strings.Replace(failoverV8Config, `"circuit_threshold"`, `"attempts": 1, "circuit_threshold"`, 1))
+		for range 2 {
+			play(t, p, v8Chat("solo", false, 503, nil, v8Overloaded))
+		}
+		if o := play(t, p, v8Chat("solo", false, 200, nil, v8ChatOK)); o.Local == nil || errorCode(o.Local) != "all_providers_unavailable" {
+			t.Fatalf("circuit not open: %+v", o.Local)
+		}
+		time.Sleep(1050 * time.Millisecond)
+		if o := play(t, p, v8Chat("solo", false, 200, nil, v8ChatOK)); o.Upstream == nil || answerOf(o).Status != 200 {
+			t.Fatalf("the probe was not let through: %+v", o.Local)
+		}
+		if o := play(t, p, v8Chat("solo", false, 200, nil, v8ChatOK)); o.Upstream == nil {
+			t.Fatalf("the circuit did not close after the probe succeeded: %+v", o.Local)
+		}
+	})
+
+	t.Run("every candidate failing; a buffered stream; a timed-out callout; a client gone", func(t *testing.T) {
+		fresh(t)
+		_, p := startFailoverPlugin(t, h, failoverV8Config)
+		x := v8Chat("gpt-4o", false, 503, nil, v8Overloaded)
+		x.Callouts = []CalloutAnswer{{Status: 503, Headers: Headers{{"content-type", "application/json"}}, Body: []byte(`{"error":{"code":"busy","message":"busy"}}`)},
+			{Status: 429, Headers: Headers{{"content-type", "application/json"}, {"retry-after", "45"}}, Body: []byte(v8RateLimited)}}
+		o := play(t, p, x)
+		if a := answerOf(o); len(o.Callouts) != 2 || a.Status != 429 || a.Headers.Get("retry-after") == "" {
+			t.Fatalf("%d callouts, client %d %v", len(o.Callouts), a.Status, a.Headers)
+		}
+
+		fresh(t)
+		sse := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"streamed"},"finish_reason":null}]}` + "\n\ndata: [DONE]\n\n"
+		x = v8Chat("gpt-4o", true, 503, nil, v8Overloaded)
+		x.Callouts = []CalloutAnswer{{Status: 200, Headers: Headers{{"content-type", "text/event-stream"}}, Body: []byte(sse)}}
+		a := answerOf(play(t, p, x))
+		if a.Status != 200 || !strings.Contains(string(a.Body), "streamed") || !strings.Contains(string(a.Body), "[DONE]") {
+			t.Fatalf("buffered stream: %d %s", a.Status, a.Body)
+		}
+
+		fresh(t)
+		x = v8Chat("gpt-4o", false, 503, nil, v8Overloaded)
+		x.Callouts = []CalloutAnswer{{Failed: true}, {Failed: true}}
+		if a := answerOf(play(t, p, x)); a.Status != 503 || errorCode(a) != "upstream_unreachable" {
+			t.Fatalf("timed-out callouts: %d %s", a.Status, a.Body)
+		}
+
+		fresh(t)
+		x = v8Chat("gpt-4o", false, 503, nil, v8Overloaded)
+		x.Callouts = []CalloutAnswer{{ClientGone: true, Status: 200, Headers: Headers{{"content-type", "application/json"}}, Body: []byte(v8ChatOK)}}
+		if o := play(t, p, x); !o.ClientGone || o.Local != nil {
+			t.Fatalf("client gone: %+v", o)
+		}
+		// The VM is alive and serves the next request.
+		fresh(t)
+		if o := play(t, p, v8Chat("solo", false, 200, nil, v8ChatOK)); o.Upstream == nil {
+			t.Fatalf("after the client left: %+v", o.Local)
+		}
+	})
+}
