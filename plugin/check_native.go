@@ -48,9 +48,11 @@ func checkConfig(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}
-	warnAPIVersions(cfg, func(format string, args ...any) {
+	warn := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", name, fmt.Sprintf(format, args...))
-	})
+	}
+	warnAPIVersions(cfg, warn)
+	warnCandidates(cfg, warn)
 	fmt.Fprintf(stdout, "configuration valid: %d providers, routing header %q\n", len(cfg.providers), cfg.routingHeader)
 	return 0
 }

@@ -32,6 +32,10 @@ func TestCheckConfigWarnsAboutVersionsWithoutAnOperation(t *testing.T) {
 			`api_version "2024-10-21" has no responses operation, so responses requests for its models are refused (404 unsupported_operation): v1, latest and preview (the v1 surface, /openai/v1/responses) and 2025-03-01-preview and later have it; or mark its models chat_only, to bridge Responses requests to their chat completions`},
 		{"azure-openai dated, every model chat_only", strings.Replace(provider("azure-openai", "2024-10-21"), `{"name":"*"}`, `{"name":"*","chat_only":true}`, 1), ""},
 		{"azure-openai dated, with the Responses API", provider("azure-openai", "2025-04-01-preview"), ""},
+		{"a fallback that cannot serve embeddings", `{"providers":[
+			{"name":"oa","dialect":"openai","host":"h","api_key":"k","models":[{"name":"m"}]},
+			{"name":"et","dialect":"eternalai","host":"h2","api_key":"k","models":[{"name":"m","priority":1}]}]}`,
+			`model "m": provider "et" (eternalai) cannot serve embeddings requests, which another of its providers serves: those requests never fail over to it`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := t.TempDir() + "/c.json"

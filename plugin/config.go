@@ -767,6 +767,44 @@ func warnAPIVersions(c *config, warn func(format string, args ...any)) {
 	}
 }
 
+// serves reports whether a models entry can serve an operation: its dialect has it (a Responses request is
+// bridged to chat completions where the dialect lacks the Responses API, or the model is chat_only) and its
+// pinned api_version does too.
+func (r *modelRoute) serves(op translate.Operation) bool {
+	p := r.provider
+	if op == translate.OpResponses && (r.chatOnly || !p.dialect.Supports(op)) {
+		op = translate.OpChatCompletions
+	}
+	return p.dialect.Supports(op) && (p.apiVersion == "" || translate.ProviderHasOperation(p.dialect, op, p.apiVersion))
+}
+
+// warnCandidates reports, for a model name several providers serve, each operation one candidate serves and
+// another cannot: such requests never go to that candidate (a failover skips it), which an operator who
+// listed it as a fallback should know.
+func warnCandidates(c *config, warn func(format string, args ...any)) {
+	names := make([]string, 0, len(c.exact))
+	for name, candidates := range c.exact {
+		if len(candidates) > 1 {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		candidates := c.exact[name]
+		for _, op := range []translate.Operation{translate.OpChatCompletions, translate.OpCompletions, translate.OpEmbeddings, translate.OpResponses} {
+			if !slices.ContainsFunc(candidates, func(r modelRoute) bool { return r.serves(op) }) {
+				continue
+			}
+			for _, r := range candidates {
+				if !r.serves(op) {
+					warn("model %q: provider %q (%s) cannot serve %s requests, which another of its providers serves: those requests never fail over to it",
+						name, r.provider.name, r.provider.dialect, op)
+				}
+			}
+		}
+	}
+}
+
 // allChatOnly reports whether every model entry of the provider is marked chat_only.
 func (c *config) allChatOnly(p *provider) bool {
 	found := false

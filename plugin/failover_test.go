@@ -317,3 +317,28 @@ func TestFailover(t *testing.T) {
 		})
 	}
 }
+
+// A candidate whose dialect lacks the operation is passed over, first attempt included: embeddings for a
+// model EternalAI serves first go to the OpenAI provider after it.
+func TestFailoverSkipsACandidateWithoutTheOperation(t *testing.T) {
+	config := `{"providers":[
+	  {"name":"et","dialect":"eternalai","host":"api.eternalai.org","api_key":"et-key","models":[{"name":"m"}]},
+	  {"name":"oa","dialect":"openai","host":"api.openai.com","api_key":"sk-oa","models":[{"name":"m","priority":1}]}]}`
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			o := run(t, md, exchange{config: config, method: "POST", path: "/v1/embeddings", headers: jsonHead,
+				body:     []string{`{"model":"m","input":"hi"}`},
+				upstream: upstreamReply(200, nil, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1]}],"model":"m","usage":{"prompt_tokens":1,"total_tokens":1}}`)})
+			o.assertRules(t)
+			if o.upstreamHead["x-aidialect-provider"] != "oa" || o.status != 200 {
+				t.Fatalf("went to %q, client %d %s", o.upstreamHead["x-aidialect-provider"], o.status, o.clientBody)
+			}
+			// Alone, EternalAI answers 404 unsupported_operation, as before.
+			solo := `{"providers":[{"name":"et","dialect":"eternalai","host":"api.eternalai.org","api_key":"et-key","models":[{"name":"m"}]}]}`
+			o = run(t, md, exchange{config: solo, method: "POST", path: "/v1/embeddings", headers: jsonHead, body: []string{`{"model":"m","input":"hi"}`}})
+			if o.status != 404 || o.clientHead["x-aidialect-error"] != "unsupported_operation" {
+				t.Fatalf("alone: %d %v", o.status, o.clientHead)
+			}
+		})
+	}
+}

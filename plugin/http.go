@@ -273,11 +273,25 @@ var errAllBenched = translate.NewError(translate.ErrProvidersUnavailable, "", "e
 // body is rendered, the attempt answers from what the request line says (an answer may come before the body
 // was read).
 func (h *httpContext) beginAttempt(model string) (translate.UpstreamHead, *translate.Error) {
-	route, key, adm, ok := h.admitNext()
-	if !ok {
-		return translate.UpstreamHead{}, errAllBenched
+	var unsupported *translate.Error
+	for {
+		route, key, adm, ok := h.admitNext()
+		if !ok {
+			if unsupported != nil {
+				return translate.UpstreamHead{}, unsupported
+			}
+			return translate.UpstreamHead{}, errAllBenched
+		}
+		head, err := h.startAttempt(route, key, adm, model)
+		if err == nil || err.Code != translate.ErrUnsupportedOperation {
+			return head, err
+		}
+		// This candidate's dialect (or pinned api_version) lacks the operation: another may have it.
+		h.attempts--
+		if unsupported == nil {
+			unsupported = err
+		}
 	}
-	return h.startAttempt(route, key, adm, model)
 }
 
 // startAttempt makes the attempt toward one candidate, with one of its keys, and renders its request line.

@@ -103,7 +103,9 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 	p.metrics = defineMetrics(cfg)
 	p.health = &health.Tracker{Store: sharedStore{}, Policy: cfg.failover.policy}
 	prepareHealth(cfg, p.health)
-	warnAPIVersions(cfg, func(format string, args ...any) { proxywasm.LogWarnf("aidialect: "+format, args...) })
+	warn := func(format string, args ...any) { proxywasm.LogWarnf("aidialect: "+format, args...) }
+	warnAPIVersions(cfg, warn)
+	warnCandidates(cfg, warn)
 	if cfg.bodyWaitSeconds > 0 {
 		if err := proxywasm.SetTickPeriodMilliSeconds(bodyWatchTick); err != nil {
 			proxywasm.LogWarnf("aidialect: the host refused a tick period (%v): requests whose body never arrives will hang", err)

@@ -277,3 +277,50 @@ func benchRenderLine(b *testing.B, method, path string, provider Dialect, body [
 		sinkBytes = out.Body
 	}
 }
+
+// BenchmarkFallbackAttempt: a failover attempt renders the client's request again for another target, from
+// the body parsed for the first attempt (plugin/failover.go). "first" is the first attempt (the body parsed,
+// the request line and body rendered toward OpenAI); "fallback-to-X" is a later attempt's render toward X
+// from the same parsed body, which must cost no more than the first.
+func BenchmarkFallbackAttempt(b *testing.B) {
+	for _, size := range []int{4 << 10, 64 << 10} {
+		raw := chatBody(size)
+		kib := fmt.Sprintf("%dKiB", size>>10)
+		method, path, body := clientRequest(OpenAI, raw)
+		req, derr := Detect(method, path, "")
+		if derr != nil {
+			b.Fatal(derr)
+		}
+		b.Run("first/"+kib, func(b *testing.B) { benchRenderLine(b, method, path, OpenAI, body) })
+		for _, provider := range []Dialect{AzureOpenAI, AzureAI, EternalAI} {
+			b.Run("fallback-to-"+provider.String()+"/"+kib, func(b *testing.B) {
+				var parsed RequestBody
+				if err := parsed.Parse(body); err != nil {
+					b.Fatal(err)
+				}
+				r := req
+				r.RefineWithBody(&parsed)
+				first := benchTargets[OpenAI]
+				a := NewAttempt(&r, &first)
+				dst := make([]byte, 0, len(body)+256)
+				if _, err := a.Render(dst, &r, &parsed); err != nil {
+					b.Fatal(err)
+				}
+				target := benchTargets[provider]
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					next := NewAttempt(&r, &target)
+					if _, err := next.Head(&r, nil); err != nil {
+						b.Fatal(err)
+					}
+					out, err := next.Render(dst, &r, &parsed)
+					if err != nil {
+						b.Fatal(err)
+					}
+					sinkBytes = out.Body
+				}
+			})
+		}
+	}
+}
