@@ -70,6 +70,10 @@ const Config = `{
   "failover": {"served_by_header": true}
 }`
 
+// DemoHeadersTimeout is the demo gateway's stand-in for an Envoy route timeout: how long a mock may take to
+// answer with its headers (the banner's hang curl waits for it).
+const DemoHeadersTimeout = 5 * time.Second
+
 // NoDefaultConfig is Config without default_provider: a model no entry names gets 404 model_not_found.
 // make run serves it on a second gateway, so the banner can show that error (with Config a misspelt model
 // goes to the openai mock, which answers 200 and echoes it).
@@ -168,7 +172,14 @@ func Start(opts Options) (*Env, error) {
 		maps.Copy(upstreams, opts.Upstreams)
 	}
 	env.config = config
-	gw, err := gateway.New(gateway.Options{Wasm: opts.Wasm, PluginConfig: config, Upstreams: upstreams, Logger: opts.Logger})
+	var headersTimeout time.Duration
+	if opts.Config == nil {
+		// The demo's mocks answer at once unless told to hang (x-mock-fail: hang): then Envoy's route timeout,
+		// modelled here, answers 504, and the failover model is served by its next provider.
+		headersTimeout = DemoHeadersTimeout
+	}
+	gw, err := gateway.New(gateway.Options{Wasm: opts.Wasm, PluginConfig: config, Upstreams: upstreams, Logger: opts.Logger,
+		HeadersTimeout: headersTimeout})
 	if err != nil {
 		env.Close()
 		return nil, err
@@ -344,6 +355,9 @@ func (e *Env) Curls() []Curl {
 		{Note: "the recovery: 2 s later openai serves " + ModelFailover + " again (x-mock-fail: 503 or hang makes it fail another way)",
 			Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: bearer,
 			Body: `{"model":"` + ModelFailover + `",` + hello + `}`, Status: 200, ServedBy: "openai", After: 2100 * time.Millisecond},
+		{Note: "a provider that never answers (x-mock-fail: hang): after the route's timeout (5 s here) Envoy answers 504, and Azure AI serves the request",
+			Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: append(slices.Clone(bearer), [2]string{"x-mock-fail", "hang"}),
+			Body: `{"model":"` + ModelFailover + `",` + hello + `}`, Status: 200, ServedBy: "llama"},
 		{Note: "the models this gateway serves", URL: e.GatewayURL + "/v1/models", Header: listAuth, Status: 200},
 	}
 	notFound := func(base, note string) Curl {

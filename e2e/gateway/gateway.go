@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
@@ -59,6 +60,10 @@ type Options struct {
 	Logger *log.Logger
 	// Transport sends upstream requests (default: a transport that never asks for compression itself).
 	Transport http.RoundTripper
+	// HeadersTimeout is how long an upstream may take to answer with its headers before the gateway answers
+	// as Envoy does when a route's timeout (or idle_timeout) fires first: a 504 "upstream request timeout",
+	// through the filter's response callbacks (0: no limit, as the shipped routes' timeout: 0s).
+	HeadersTimeout time.Duration
 }
 
 // Gateway is an http.Handler running the filter.
@@ -74,6 +79,8 @@ type Gateway struct {
 	upstreams     map[string]*url.URL
 	client        *http.Client
 	log           *log.Logger
+	// headersTimeout: Options.HeadersTimeout.
+	headersTimeout time.Duration
 }
 
 // maxBody bounds what the gateway reads from a client before the filter's own max_request_bytes applies.
@@ -111,13 +118,14 @@ func New(opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{
-		wasm:          opts.Wasm,
-		config:        cfg,
-		host:          host,
-		vm:            vm,
-		routingHeader: orDefault(gjson.GetBytes(cfg, "routing_header").String(), "x-aidialect-provider"),
-		upstreams:     map[string]*url.URL{},
-		log:           opts.Logger,
+		wasm:           opts.Wasm,
+		config:         cfg,
+		host:           host,
+		vm:             vm,
+		routingHeader:  orDefault(gjson.GetBytes(cfg, "routing_header").String(), "x-aidialect-provider"),
+		upstreams:      map[string]*url.URL{},
+		log:            opts.Logger,
+		headersTimeout: opts.HeadersTimeout,
 	}
 	for name, raw := range opts.Upstreams {
 		u, err := url.Parse(raw)
@@ -281,7 +289,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			body = nil
 		}
 		err = x.RelayResponse(CatchAll.Status, headers, body, nil, cw)
-	} else if resp, ferr := g.forward(r.Context(), x.Upstream); ferr != nil {
+	} else if resp, timedOut, ferr := g.forwardTimed(r.Context(), x.Upstream); timedOut {
+		// What Envoy answers when the route's timeout fires before the upstream's headers: a plain-text 504.
+		g.log.Printf("upstream: no answer within %v", g.headersTimeout)
+		err = x.RelayResponse(http.StatusGatewayTimeout, [][2]string{{"content-type", "text/plain"}},
+			strings.NewReader("upstream request timeout"), nil, cw)
+	} else if ferr != nil {
 		// What Envoy does when the upstream cannot be reached: a plain-text 503 that still passes through
 		// the filter's response callbacks.
 		g.log.Printf("upstream: %v", ferr)
@@ -353,6 +366,44 @@ func (g *Gateway) fail(w http.ResponseWriter, err error, answered bool) int {
 }
 
 // forward sends the filtered request to the provider the routing header names.
+// forwardTimed is forward with Options.HeadersTimeout: timedOut when the upstream's headers did not come in
+// time (the request is then abandoned). The body may take as long as it takes.
+func (g *Gateway) forwardTimed(ctx context.Context, up *hostemu.Request) (resp *http.Response, timedOut bool, err error) {
+	if g.headersTimeout <= 0 {
+		resp, err = g.forward(ctx, up)
+		return resp, false, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var fired atomic.Bool
+	timer := time.AfterFunc(g.headersTimeout, func() { fired.Store(true); cancel() })
+	resp, err = g.forward(ctx, up)
+	if !timer.Stop() && fired.Load() {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		cancel()
+		return nil, true, err
+	}
+	if err != nil {
+		cancel()
+		return nil, false, err
+	}
+	// The body outlives this call: cancel with it.
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, false, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
 func (g *Gateway) forward(ctx context.Context, up *hostemu.Request) (*http.Response, error) {
 	provider := up.Header(g.routingHeader)
 	authority := up.Header(":authority")
