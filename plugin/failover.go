@@ -324,7 +324,14 @@ func (h *httpContext) plan(pinned bool) {
 func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admission, ok bool) {
 	pl := &h.planned
 	t := h.plugin.health
-	now := nowMillis()
+	// The clock is read once, and only when some entry is not clear.
+	now := int64(-1)
+	clock := func() int64 {
+		if now < 0 {
+			now = nowMillis()
+		}
+		return now
+	}
 	for pl.next < pl.n {
 		route = h.candidates[pl.order[pl.next]]
 		pl.next++
@@ -332,7 +339,7 @@ func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admissi
 		if h.cfg.failover.healthOff {
 			return route, 0, health.Admission{Clear: true}, true
 		}
-		adm = t.Admit(p.healthKey, now)
+		adm = t.AdmitAt(p.healthKey, clock)
 		if adm.Reason != health.Live {
 			h.noteSkip(p, adm)
 			continue
@@ -347,7 +354,7 @@ func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admissi
 		earliest := int64(0)
 		for i := 0; i < n; i++ {
 			k := (start + i) % n
-			ka := t.Admit(p.keys[k].healthKey, now)
+			ka := t.AdmitAt(p.keys[k].healthKey, clock)
 			if ka.Reason == health.Live {
 				adm.Probe = adm.Probe || ka.Probe
 				adm.Clear = adm.Clear && ka.Clear

@@ -180,10 +180,20 @@ func (t *Tracker) read(key string) (entry, uint32, bool) {
 // circuit whose time is up is half-open: the first request to ask claims the probe (a compare-and-swap, so
 // one worker wins), the others are refused until the probe's answer or its ProbeMillis.
 func (t *Tracker) Admit(key string, now int64) Admission {
+	return t.AdmitAt(key, func() int64 { return now })
+}
+
+// AdmitAt is Admit with the clock read only when the entry is not clear: a healthy target costs one read of
+// the store and no clock.
+func (t *Tracker) AdmitAt(key string, clock func() int64) Admission {
+	now := int64(-1)
 	for try := 0; try < maxCasTries; try++ {
 		e, cas, found := t.read(key)
 		if !found || e.healthy() {
 			return Admission{Clear: true}
+		}
+		if now < 0 {
+			now = clock()
 		}
 		if e.benchedUntil > now {
 			return Admission{Reason: e.reason, Until: e.benchedUntil}
