@@ -19,7 +19,9 @@ const failoverV8Config = `{
     {"name": "az", "dialect": "azure-ai", "host": "models.inference.ai.azure.com", "api_key": "az-key", "cluster": "az-cluster",
      "models": [{"name": "gpt-4o", "model": "gpt-4o-az", "priority": 1}]},
     {"name": "et", "dialect": "eternalai", "host": "api.eternalai.org", "api_key": "et-key",
-     "models": [{"name": "gpt-4o", "model": "gpt-4o-et", "priority": 2}]}
+     "models": [{"name": "gpt-4o", "model": "gpt-4o-et", "priority": 2}]},
+    {"name": "keyed", "dialect": "openai", "host": "keyed.example.com", "api_keys": ["k-one", "k-two", "k-three"],
+     "models": [{"name": "keyed-model"}]}
   ],
   "failover": {"served_by_header": true, "circuit_threshold": 2, "circuit_open_seconds": 1, "stream": "buffered"}
 }`
@@ -133,6 +135,42 @@ func TestFailoverUnderV8(t *testing.T) {
 		}
 		if ra, _ := strconv.Atoi(o.Local.Headers.Get("retry-after")); ra < 59 || ra > 60 {
 			t.Fatalf("Retry-After %q, want about 60", o.Local.Headers.Get("retry-after"))
+		}
+	})
+
+	t.Run("key rotation on 429 and 401; every key benched", func(t *testing.T) {
+		fresh(t)
+		_, p := startFailoverPlugin(t, h, failoverV8Config)
+		x := v8Chat("keyed-model", false, 429, Headers{{"retry-after", "60"}}, v8RateLimited)
+		x.Callouts = []CalloutAnswer{{Status: 401, Headers: Headers{{"content-type", "application/json"}}, Body: []byte(`{"error":{"message":"bad key","code":"invalid_api_key"}}`)}}
+		o := play(t, p, x)
+		first := o.Upstream.Headers.Get("authorization")
+		if len(o.Callouts) != 1 || o.Callouts[0].Headers.Get("authorization") == first || answerOf(o).Status != 401 {
+			t.Fatalf("first %q, callouts %+v, client %d", first, o.Callouts, answerOf(o).Status)
+		}
+		retried := o.Callouts[0].Headers.Get("authorization")
+		o = play(t, p, v8Chat("keyed-model", false, 200, nil, v8ChatOK))
+		if used := o.Upstream.Headers.Get("authorization"); used == first || used == retried {
+			t.Fatalf("a benched key was used: %q", used)
+		}
+		play(t, p, v8Chat("keyed-model", false, 429, Headers{{"retry-after", "60"}}, v8RateLimited))
+		o = play(t, p, v8Chat("keyed-model", false, 200, nil, v8ChatOK))
+		if o.Local == nil || o.Local.Status != 503 || errorCode(o.Local) != "all_providers_unavailable" || o.Local.Headers.Get("retry-after") == "" {
+			t.Fatalf("every key benched: %+v", o.Local)
+		}
+	})
+
+	t.Run("a stream with failover off: the failure reaches the client, the next stream goes elsewhere", func(t *testing.T) {
+		fresh(t)
+		_, p := startFailoverPlugin(t, h, strings.Replace(failoverV8Config, `"stream": "buffered"`, `"stream": "off"`, 1))
+		o := play(t, p, v8Chat("gpt-4o", true, 429, Headers{{"retry-after", "60"}}, v8RateLimited))
+		if len(o.Callouts) != 0 || answerOf(o).Status != 429 {
+			t.Fatalf("%d callouts, client %d", len(o.Callouts), answerOf(o).Status)
+		}
+		x := v8Chat("gpt-4o", true, 0, nil, "")
+		x.Response = &Message{Status: 200, Headers: Headers{{"content-type", "text/event-stream"}}, Chunks: [][]byte{[]byte("data: [DONE]\n\n")}, EndWithLast: true}
+		if o = play(t, p, x); o.Upstream == nil || o.Upstream.Headers.Get("x-aidialect-provider") != "az" {
+			t.Fatalf("the next stream did not go to az: %+v", o.Local)
 		}
 	})
 
