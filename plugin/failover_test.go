@@ -342,3 +342,38 @@ func TestFailoverSkipsACandidateWithoutTheOperation(t *testing.T) {
 		})
 	}
 }
+
+// Thousands of keys: the plugin starts, a request is served with one read of its key's entry, and after
+// every key was rate limited the next request is refused locally, without calling the provider.
+func TestFailoverThousandsOfKeys(t *testing.T) {
+	keys := make([]string, maxProviderKeys)
+	for i := range keys {
+		keys[i] = `"key-` + itoa(i) + `"`
+	}
+	config := `{"providers":[{"name":"many","dialect":"openai","host":"api.openai.com","api_keys":[` + strings.Join(keys, ",") +
+		`],"models":[{"name":"m"}]}],"failover":{"attempts":1}}`
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			s := newFailoverSession(t, md, config)
+			ok := chatRequest("m", false)
+			ok.upstream = upstreamReply(200, nil, chatOKFrom("many"))
+			if o := s.do(ok); o.status != 200 || !strings.HasPrefix(o.upstreamHead["authorization"], "Bearer key-") {
+				t.Fatalf("client %d, key %q", o.status, o.upstreamHead["authorization"])
+			}
+			if md.name == "wasm" {
+				return // benching 4096 keys one request at a time is the native row's (the same code)
+			}
+			for i := 0; i < maxProviderKeys; i++ {
+				ex := chatRequest("m", false)
+				ex.upstream = upstreamReply(429, [][2]string{{"retry-after", "60"}}, rateLimited)
+				if o := s.do(ex); o.upstreamCalls != 1 {
+					t.Fatalf("request %d was not sent: %d %s", i, o.status, o.clientBody)
+				}
+			}
+			o := s.do(chatRequest("m", false))
+			if o.upstreamCalls != 0 || o.status != 429 || o.clientError() != "all_providers_rate_limited" {
+				t.Fatalf("every key benched: %d calls, %d %s", o.upstreamCalls, o.status, o.clientBody)
+			}
+		})
+	}
+}
