@@ -456,8 +456,10 @@ func (h *httpContext) recordAnswer(status int, header func(string) string) {
 	if f == health.Success && up.admitted.Clear {
 		return // the healthy path writes nothing
 	}
-	if p.passthrough && f == health.Rejected {
-		return // the client's own key was refused: nothing about the provider
+	if p.passthrough && (f == health.Rejected || f == health.Throttled) {
+		// The client's own key was refused or throttled (OpenAI's insufficient_quota is a 429): nothing about
+		// the provider, and one client's exhausted key must not bench the provider for every other client.
+		return
 	}
 	t := h.plugin.health
 	now := nowMillis()

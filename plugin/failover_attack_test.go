@@ -1,0 +1,85 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Attacks on failover and provider health: what a client (or a hostile upstream) can make the shared health
+// store do to every other client.
+
+// attackConfig: "pt" forwards each client's own key (passthrough); "solo" is the gateway's own key.
+const attackConfig = `{
+  "providers": [
+    {"name": "pt", "dialect": "openai", "host": "api.openai.com", "auth": "passthrough",
+     "models": [{"name": "pt-model"}]},
+    {"name": "solo", "dialect": "openai", "host": "solo.example.com", "api_key": "sk-solo",
+     "models": [{"name": "solo"}]}
+  ],
+  "failover": {"attempts": 1, "circuit_threshold": 2, "circuit_open_seconds": 1}
+}`
+
+func withClientKey(ex exchange, key string) exchange {
+	ex.headers = append(slicesClone(ex.headers), [2]string{"authorization", "Bearer " + key})
+	return ex
+}
+
+// A passthrough provider serves each client with the client's own key: a 429 (OpenAI's insufficient_quota is
+// a 429) says the client's key is throttled, not the provider. Benching the provider on it would let one
+// client with an exhausted key refuse the provider to every other client for as long as the 429 asked.
+func TestFailoverAttackPassthroughThrottleIsTheClients(t *testing.T) {
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			s := newFailoverSession(t, md, attackConfig)
+			ex := withClientKey(chatRequest("pt-model", false), "sk-attacker-no-quota")
+			ex.upstream = upstreamReply(429, [][2]string{{"retry-after", "3600"}},
+				`{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`)
+			s.do(ex)
+			victim := withClientKey(chatRequest("pt-model", false), "sk-victim")
+			victim.upstream = upstreamReply(200, nil, chatOKFrom("pt"))
+			if o := s.do(victim); o.status != 200 || o.upstreamCalls != 1 {
+				t.Fatalf("another client's request after one client's own key was throttled: %d %s (%d upstream calls); want it served",
+					o.status, o.clientBody, o.upstreamCalls)
+			}
+		})
+	}
+}
+
+// A half-open circuit lets one request probe it. A request that claims the probe but never reaches the
+// provider whole (its body refused, its client gone) must give the probe back: otherwise any client can
+// hold a provider's circuit open, refusing it to everyone for probe_timeout_seconds each time, by sending a
+// broken request when the circuit's time is up.
+func TestFailoverAttackProbeHeldByARefusedRequest(t *testing.T) {
+	refusals := []struct {
+		name string
+		ex   exchange
+	}{
+		// Routed on its request line: admitted (the probe claimed) before the body, which is not JSON.
+		{"a deployment path with a broken body", exchange{method: "POST",
+			path: "/openai/deployments/solo/chat/completions?api-version=2024-10-21", headers: jsonHead,
+			body: []string{`{"messages": not json`}}},
+	}
+	for _, md := range modes {
+		for _, r := range refusals {
+			t.Run(md.name+"/"+r.name, func(t *testing.T) {
+				s := newFailoverSession(t, md, attackConfig)
+				for range 2 {
+					ex := chatRequest("solo", false)
+					ex.upstream = upstreamReply(503, nil, overloaded)
+					s.do(ex)
+				}
+				time.Sleep(1050 * time.Millisecond) // the circuit's time is up: the next request probes it
+				if o := s.do(r.ex); o.status < 400 || o.status >= 500 {
+					t.Fatalf("the broken request got %d %s, want a 4xx", o.status, o.clientBody)
+				}
+				ok := chatRequest("solo", false)
+				ok.upstream = upstreamReply(200, nil, chatOKFrom("solo"))
+				if o := s.do(ok); o.status != 200 || o.upstreamCalls != 1 {
+					t.Fatalf("a good request after the broken one: %d %s; want it to probe the circuit and be served",
+						o.status, strings.TrimSpace(string(o.clientBody)))
+				}
+			})
+		}
+	}
+}
