@@ -337,6 +337,7 @@ func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admissi
 			h.noteSkip(p, adm)
 			continue
 		}
+		providerProbe := adm.Probe
 		if len(p.keys) <= 1 {
 			return route, 0, adm, true
 		}
@@ -359,6 +360,9 @@ func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admissi
 			if ka.Reason != health.RateLimited {
 				pl.throttledOnly = false
 			}
+		}
+		if providerProbe {
+			t.Release(p.healthKey, now) // no key to probe the provider with
 		}
 		h.noteSkip(p, health.Admission{Reason: health.RateLimited, Until: earliest})
 		if h.metrics != nil {
@@ -473,6 +477,7 @@ func (h *httpContext) recordAnswer(status int, header func(string) string) {
 		k := &p.keys[up.key]
 		entryKey, keyLabel = k.healthKey, k.label
 	}
+	up.recorded = true
 	out := t.Record(entryKey, f, retryAfter, now)
 	if f == health.Success && multiKey {
 		t.Record(p.keys[up.key].healthKey, f, 0, now)
@@ -495,6 +500,19 @@ func (h *httpContext) recordAnswer(status int, header func(string) string) {
 				time.UnixMilli(out.Until).UTC().Format(time.RFC3339))
 		}
 		h.metrics.countBench(p.name, f)
+	}
+}
+
+// releaseProbe gives back the probe an attempt claimed without bringing an answer (health.Tracker.Release):
+// the provider's entry and, with several keys, the key's, whichever of them it claimed.
+func (h *httpContext) releaseProbe(p *provider, key int) {
+	if h.cfg.failover.healthOff {
+		return
+	}
+	t, now := h.plugin.health, nowMillis()
+	t.Release(p.healthKey, now)
+	if len(p.keys) > 1 && key < len(p.keys) {
+		t.Release(p.keys[key].healthKey, now)
 	}
 }
 
@@ -553,6 +571,9 @@ func (h *httpContext) dispatchAttempt(route modelRoute, key int, adm health.Admi
 	prev, prevAttempts := h.up, h.attempts
 	defer func() {
 		if !sent {
+			if adm.Probe {
+				h.releaseProbe(route.provider, key)
+			}
 			// The failed answer being held is still the previous attempt's: it is what the client gets if no
 			// other candidate serves.
 			h.up, h.attempts = prev, prevAttempts

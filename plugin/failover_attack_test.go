@@ -60,26 +60,53 @@ func TestFailoverAttackProbeHeldByARefusedRequest(t *testing.T) {
 			path: "/openai/deployments/solo/chat/completions?api-version=2024-10-21", headers: jsonHead,
 			body: []string{`{"messages": not json`}}},
 	}
+	t.Run("client gone after the headers", func(t *testing.T) {
+		for _, md := range modes {
+			t.Run(md.name, func(t *testing.T) {
+				s := openSoloCircuit(t, md)
+				gone := s.host.Begin()
+				hs := [][2]string{{":method", "POST"}, {":path", "/openai/deployments/solo/chat/completions?api-version=2024-10-21"},
+					{":authority", "gateway.local"}, {"content-type", "application/json"}}
+				if err := gone.BeginRequest(hs, false); err != nil {
+					t.Fatal(err)
+				}
+				gone.Finish() // the client left before its body: nothing reached the provider whole
+				expectProbeServed(t, s)
+			})
+		}
+	})
 	for _, md := range modes {
 		for _, r := range refusals {
 			t.Run(md.name+"/"+r.name, func(t *testing.T) {
-				s := newFailoverSession(t, md, attackConfig)
-				for range 2 {
-					ex := chatRequest("solo", false)
-					ex.upstream = upstreamReply(503, nil, overloaded)
-					s.do(ex)
-				}
-				time.Sleep(1050 * time.Millisecond) // the circuit's time is up: the next request probes it
+				s := openSoloCircuit(t, md)
 				if o := s.do(r.ex); o.status < 400 || o.status >= 500 {
 					t.Fatalf("the broken request got %d %s, want a 4xx", o.status, o.clientBody)
 				}
-				ok := chatRequest("solo", false)
-				ok.upstream = upstreamReply(200, nil, chatOKFrom("solo"))
-				if o := s.do(ok); o.status != 200 || o.upstreamCalls != 1 {
-					t.Fatalf("a good request after the broken one: %d %s; want it to probe the circuit and be served",
-						o.status, strings.TrimSpace(string(o.clientBody)))
-				}
+				expectProbeServed(t, s)
 			})
 		}
+	}
+}
+
+// openSoloCircuit opens solo's circuit and waits until its time is up: the next request probes it.
+func openSoloCircuit(t *testing.T, md mode) *failoverSession {
+	t.Helper()
+	s := newFailoverSession(t, md, attackConfig)
+	for range 2 {
+		ex := chatRequest("solo", false)
+		ex.upstream = upstreamReply(503, nil, overloaded)
+		s.do(ex)
+	}
+	time.Sleep(1050 * time.Millisecond)
+	return s
+}
+
+func expectProbeServed(t *testing.T, s *failoverSession) {
+	t.Helper()
+	ok := chatRequest("solo", false)
+	ok.upstream = upstreamReply(200, nil, chatOKFrom("solo"))
+	if o := s.do(ok); o.status != 200 || o.upstreamCalls != 1 {
+		t.Fatalf("a good request after the one that claimed the probe: %d %s; want it to probe the circuit and be served",
+			o.status, strings.TrimSpace(string(o.clientBody)))
 	}
 }
