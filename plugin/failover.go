@@ -241,6 +241,9 @@ func (sharedStore) Set(key string, value []byte, cas uint32) error {
 	return err
 }
 
+// healthStore is the store every plugin's Tracker uses (a variable: native tests count its reads).
+var healthStore health.Store = sharedStore{}
+
 // nowMillis is the clock benches are kept in (a variable: native tests move it).
 var nowMillis = wallClock
 
@@ -320,6 +323,54 @@ func (h *httpContext) plan(pinned bool) {
 	}
 }
 
+// keyBenches is what one worker last read of a multi-key provider's benched keys. A key's bench never
+// shortens (a 429 or a 401 only pushes its end later; a success does not end it early), so a key remembered
+// as benched until a moment is benched at least until then: it is skipped without a shared-data read, and
+// a provider whose every key is benched costs one comparison per request instead of a read per key (with
+// api_keys' 4096 keys, a client whose traffic got the keys throttled would otherwise make each of its cheap
+// refused requests cost thousands of host calls under the process-wide lock).
+type keyBenches struct {
+	until  []int64 // unix ms; 0 or past: not known benched
+	reason []health.Reason
+	// allUntil: every key is benched at least until then (the earliest of their ends); allThrottled: each by
+	// a rate limit.
+	allUntil     int64
+	allThrottled bool
+}
+
+func (p *pluginContext) keyBenchesOf(pr *provider) *keyBenches {
+	if len(p.keyBenches) <= pr.index {
+		p.keyBenches = append(p.keyBenches, make([]*keyBenches, pr.index+1-len(p.keyBenches))...)
+	}
+	kb := p.keyBenches[pr.index]
+	if kb == nil {
+		kb = &keyBenches{until: make([]int64, len(pr.keys)), reason: make([]health.Reason, len(pr.keys))}
+		p.keyBenches[pr.index] = kb
+	}
+	return kb
+}
+
+// admitKey asks the health store about one key of a multi-key provider, unless this worker knows it benched.
+func (h *httpContext) admitKey(p *provider, k int, now int64) health.Admission {
+	kb := h.plugin.keyBenchesOf(p)
+	if kb.until[k] > now {
+		return health.Admission{Reason: kb.reason[k], Until: kb.until[k]}
+	}
+	a := h.plugin.health.Admit(p.keys[k].healthKey, now)
+	if (a.Reason == health.RateLimited || a.Reason == health.KeyRejected) && a.Until > now {
+		kb.until[k], kb.reason[k] = a.Until, a.Reason
+	}
+	return a
+}
+
+// keyUntil is when a key's bench ends (0: not benched at now), from this worker's memory when it has one.
+func (h *httpContext) keyUntil(p *provider, k int, now int64) int64 {
+	if until := h.plugin.keyBenchesOf(p).until[k]; until > now {
+		return until
+	}
+	return h.plugin.health.Until(p.keys[k].healthKey, now)
+}
+
 // admitNext finds the next candidate the health store admits, and its key. ok is false when none is left.
 func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admission, ok bool) {
 	pl := &h.planned
@@ -344,23 +395,29 @@ func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admissi
 		// Sticky for a consumer and model: a provider's prompt cache is per key, so the same conversation
 		// keeps hitting one key while it is live.
 		n := len(p.keys)
-		start := int(stickyHash(h.consumerName(), h.modelName) % uint64(n))
-		earliest := int64(0)
-		for i := 0; i < n; i++ {
-			k := (start + i) % n
-			ka := t.Admit(p.keys[k].healthKey, now)
-			if ka.Reason == health.Live {
-				adm.Probe = adm.Probe || ka.Probe
-				adm.Clear = adm.Clear && ka.Clear
-				return route, k, adm, true
+		kb := h.plugin.keyBenchesOf(p)
+		if kb.allUntil <= now {
+			start := int(stickyHash(h.consumerName(), h.modelName) % uint64(n))
+			earliest, throttled := int64(0), true
+			for i := 0; i < n; i++ {
+				k := (start + i) % n
+				ka := h.admitKey(p, k, now)
+				if ka.Reason == health.Live {
+					adm.Probe = adm.Probe || ka.Probe
+					adm.Clear = adm.Clear && ka.Clear
+					return route, k, adm, true
+				}
+				if earliest == 0 || ka.Until < earliest {
+					earliest = ka.Until
+				}
+				throttled = throttled && ka.Reason == health.RateLimited
 			}
-			if earliest == 0 || ka.Until < earliest {
-				earliest = ka.Until
-			}
-			if ka.Reason != health.RateLimited {
-				pl.throttledOnly = false
-			}
+			kb.allUntil, kb.allThrottled = earliest, throttled
 		}
+		if !kb.allThrottled {
+			pl.throttledOnly = false
+		}
+		earliest := kb.allUntil
 		if providerProbe {
 			t.Release(p.healthKey, now) // no key to probe the provider with
 		}
@@ -538,12 +595,12 @@ func (h *httpContext) failOver(reason string) bool {
 	from := h.up.route.provider.name
 	if p := h.up.route.provider; reason == "rate_limited" && len(p.keys) > 1 && h.attempts < h.cfg.failover.attempts {
 		// A key's rate limit is the key's: the same provider with another live key comes first.
-		t, now := h.plugin.health, nowMillis()
+		now := nowMillis()
 		for i := 1; i < len(p.keys); i++ {
 			k := (h.up.key + i) % len(p.keys)
 			a := health.Admission{Clear: true}
 			if !h.cfg.failover.healthOff {
-				a = t.Admit(p.keys[k].healthKey, now)
+				a = h.admitKey(p, k, now)
 			}
 			if a.Reason == health.Live && h.dispatchAttempt(h.up.route, k, a) {
 				h.metrics.countFailover(from+".to."+from, "key_rate_limited")
@@ -751,8 +808,8 @@ func (h *httpContext) withRetryAfter(headers [][2]string, upstream string) [][2]
 		until := t.Until(r.provider.healthKey, now)
 		if until == 0 && len(r.provider.keys) > 1 {
 			until = -1
-			for _, k := range r.provider.keys {
-				u := t.Until(k.healthKey, now)
+			for k := range r.provider.keys {
+				u := h.keyUntil(r.provider, k, now)
 				if u == 0 {
 					until = 0
 					break

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aidialect/aidialect/internal/health"
 )
 
 // Attacks on failover and provider health: what a client (or a hostile upstream) can make the shared health
@@ -108,5 +111,66 @@ func expectProbeServed(t *testing.T, s *failoverSession) {
 	if o := s.do(ok); o.status != 200 || o.upstreamCalls != 1 {
 		t.Fatalf("a good request after the one that claimed the probe: %d %s; want it to probe the circuit and be served",
 			o.status, strings.TrimSpace(string(o.clientBody)))
+	}
+}
+
+// countingStore counts the reads of the health store (native mode: the plugin runs in the test's process).
+type countingStore struct {
+	health.Store
+	reads int
+}
+
+func (c *countingStore) Get(key string) ([]byte, uint32, error) {
+	c.reads++
+	return c.Store.Get(key)
+}
+
+// A pool of many keys (api_keys allows 4096) whose keys a client's traffic got throttled: every request must
+// not read the health of every key (a shared-data read is a host call under a process-wide lock), or each
+// cheap request refused "all keys benched" costs thousands of them, in every worker.
+func TestFailoverAttackBenchedKeyPoolCost(t *testing.T) {
+	const keys = 4096
+	names := make([]string, keys)
+	for i := range names {
+		names[i] = `"pool-key-` + strconv.Itoa(i) + `"`
+	}
+	config := `{"providers": [{"name": "pool", "dialect": "openai", "host": "pool.example.com",
+	  "api_keys": [` + strings.Join(names, ",") + `], "models": [{"name": "pool-model"}]}],
+	  "failover": {"attempts": 1}}`
+	for _, row := range []struct {
+		name       string
+		live       int // keys left live (the last ones)
+		wantStatus int
+	}{
+		{"every key benched", 0, 429},
+		{"one key live", 1, 200},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			store := &countingStore{Store: healthStore}
+			healthStore = store
+			t.Cleanup(func() { healthStore = store.Store })
+			s := newFailoverSession(t, modes[0], config)
+			tracker := &health.Tracker{Store: store, Policy: health.DefaultPolicy}
+			now := nowMillis()
+			for i := range keys - row.live {
+				tracker.Record(healthKeyPrefix+"pool/key-"+keyFingerprint("pool-key-"+strconv.Itoa(i)), health.Throttled, 600_000, now)
+			}
+			const requests = 40
+			store.reads = 0
+			for i := range requests {
+				ex := chatRequest("pool-model", false)
+				ex.headers = append(slicesClone(ex.headers), [2]string{"authorization", "Bearer client-" + strconv.Itoa(i)})
+				ex.upstream = upstreamReply(200, nil, chatOKFrom("pool"))
+				if o := s.do(ex); o.status != row.wantStatus {
+					t.Fatalf("got %d %s, want %d", o.status, o.clientBody, row.wantStatus)
+				}
+			}
+			// Each benched key may be read once (a worker learns its bench), then a request costs a few reads.
+			t.Logf("%d of %d keys benched: %d health reads in %d requests", keys-row.live, keys, store.reads, requests)
+			if limit := keys + 4*requests; store.reads > limit {
+				t.Fatalf("%d health reads in %d requests with %d of %d keys benched: want at most %d (each benched key once, then a few per request)",
+					store.reads, requests, keys-row.live, keys, limit)
+			}
+		})
 	}
 }
