@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/aidialect/aidialect/internal/health"
+	"github.com/aidialect/aidialect/internal/redact"
 	"github.com/aidialect/aidialect/internal/sha256"
 	"github.com/aidialect/aidialect/translate"
 )
@@ -783,6 +784,10 @@ func (h *httpContext) answerFromCallout(status int, header func(string) string, 
 			}
 		}
 		for _, hdr := range answerHeaders {
+			// Decoded from the body (onchain_data), where a JSON-escaped key escaped the body's redaction.
+			if h.cfg.secrets.FoundString(hdr.Value) {
+				hdr.Value = redact.Placeholder
+			}
 			extra = append(extra, [2]string{hdr.Name, hdr.Value})
 		}
 		h.sendLocal(200, h.cfg.secrets.Redact(out), append(extra, [2]string{"content-type", "application/json"}))

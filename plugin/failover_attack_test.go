@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aidialect/aidialect/internal/health"
+	"github.com/aidialect/aidialect/internal/hostemu"
 )
 
 // Attacks on failover and provider health: what a client (or a hostile upstream) can make the shared health
@@ -170,6 +171,75 @@ func TestFailoverAttackBenchedKeyPoolCost(t *testing.T) {
 			if limit := keys + 4*requests; store.reads > limit {
 				t.Fatalf("%d health reads in %d requests with %d of %d keys benched: want at most %d (each benched key once, then a few per request)",
 					store.reads, requests, keys-row.live, keys, limit)
+			}
+		})
+	}
+}
+
+// A Responses stream that fails over (stream "buffered") from a provider with the Responses API to one
+// bridged to chat completions: the client gets Responses events, whole.
+func TestFailoverAttackBridgedResponsesStream(t *testing.T) {
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			s := newFailoverSession(t, md, failoverConfigWith(`, "stream": "buffered"`))
+			ex := exchange{method: "POST", path: "/v1/responses", headers: jsonHead,
+				body: []string{`{"model":"gpt-4o","input":"hi","stream":true}`}}
+			ex.upstream = upstreamReply(503, nil, overloaded)
+			sse := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"bridged"},"finish_reason":null}]}` + "\n\n" +
+				`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+			ex.callouts = calloutAnswers(map[string]hostemu.CalloutAnswer{"az-cluster": {
+				Headers: [][2]string{{":status", "200"}, {"content-type", "text/event-stream"}}, Body: []byte(sse)}})
+			o := s.do(ex)
+			body := string(o.clientBody)
+			if len(o.callouts) != 1 || !strings.Contains(string(o.callouts[0].Body), `"stream":true`) {
+				t.Fatalf("callouts %d: %v", len(o.callouts), o.callouts)
+			}
+			if o.status != 200 || !strings.Contains(body, "response.output_text.delta") || !strings.Contains(body, "bridged") ||
+				!strings.Contains(body, "response.completed") {
+				t.Fatalf("client got %d %q:\n%s", o.status, o.clientHead["content-type"], body)
+			}
+		})
+	}
+}
+
+// A fallback's answer is a local reply the filter builds: every header it adds from the answer (EternalAI's
+// onchain_data becomes x-onchain-* headers) must be redacted as the first attempt's are, and no provider key
+// may reach the client in the body or a header.
+func TestFailoverAttackFallbackEchoesKey(t *testing.T) {
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			const etKey = "et-secret-0123456789abcdef0123456789"
+			s := newFailoverSession(t, md, strings.Replace(failoverConfigWith(`, "attempts": 3`), `"et-key"`, `"`+etKey+`"`, 1))
+			ex := chatRequest("gpt-4o", false)
+			ex.upstream = upstreamReply(503, nil, overloaded)
+			echo := `{"id":"e","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"key ` + etKey + `"},"finish_reason":"stop"}],` +
+				`"onchain_data":{"infer_tx":"` + etKey + `","infer_id":1}}`
+			ex.callouts = calloutAnswers(map[string]hostemu.CalloutAnswer{
+				"az-cluster": httpAnswer(503, `{"error":{"code":"ServiceUnavailable","message":"busy"}}`),
+				"et":         httpAnswer(200, echo),
+			})
+			o := s.do(ex)
+			if o.status != 200 || len(o.callouts) != 2 {
+				t.Fatalf("client got %d after %d callouts: %s", o.status, len(o.callouts), o.clientBody)
+			}
+			// JSON-escaped in the body (out of redaction's reach there, SECURITY.md), the key is decoded into
+			// the header: the first attempt's headers are redacted after decoding, so must the fallback's be.
+			escaped := `{"id":"e","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],` +
+				`"onchain_data":{"infer_tx":"\u0065` + etKey[1:] + `","infer_id":1}}`
+			ex.callouts = calloutAnswers(map[string]hostemu.CalloutAnswer{
+				"az-cluster": httpAnswer(503, `{"error":{"code":"ServiceUnavailable","message":"busy"}}`),
+				"et":         httpAnswer(200, escaped),
+			})
+			if o2 := s.do(ex); o2.status != 200 || o2.clientHead["x-onchain-infer-tx"] == etKey {
+				t.Errorf("escaped in the fallback's onchain_data: client got %d, x-onchain-infer-tx %q", o2.status, o2.clientHead["x-onchain-infer-tx"])
+			}
+			if strings.Contains(string(o.clientBody), etKey) {
+				t.Errorf("the fallback's key reached the client's body: %s", o.clientBody)
+			}
+			for name, value := range o.clientHead {
+				if strings.Contains(value, etKey) {
+					t.Errorf("the fallback's key reached the client in header %s: %q", name, value)
+				}
 			}
 		})
 	}
