@@ -705,7 +705,7 @@ func (h *httpContext) onCalloutAnswer(numHeaders, bodySize, _ int) {
 		headers, _ = proxywasm.GetHttpCallResponseHeaders()
 		for _, kv := range headers {
 			if kv[0] == ":status" {
-				status, _ = strconv.Atoi(kv[1])
+				status = parseStatus(kv[1])
 			}
 		}
 	}
@@ -730,6 +730,15 @@ func (h *httpContext) onCalloutAnswer(numHeaders, bodySize, _ int) {
 		}
 	}
 	h.answerFromCallout(status, header, body)
+}
+
+// parseStatus reads a callout answer's :status: three digits, 100 to 599; anything else (which Envoy's codecs
+// never pass on) is 0, a malformed answer treated as no answer, so no out-of-range status reaches a client.
+func parseStatus(v string) int {
+	if len(v) != 3 || v[0] < '1' || v[0] > '5' || v[1] < '0' || v[1] > '9' || v[2] < '0' || v[2] > '9' {
+		return 0
+	}
+	return int(v[0]-'0')*100 + int(v[1]-'0')*10 + int(v[2]-'0')
 }
 
 func failoverReason(status int) string {
@@ -757,7 +766,15 @@ func (h *httpContext) answerFromCallout(status int, header func(string) string, 
 		h.metrics.countError(string(e.Code))
 		h.sendLocal(e.Status(), e.Body(h.req.Dialect), h.withRetryAfter(append(extra,
 			[2]string{"content-type", "application/json"}, [2]string{"x-aidialect-error", string(e.Code)}), ""))
-	case status >= 300:
+	case status >= 300 && status < 400:
+		// As on the first attempt (OnHttpResponseHeaders): no LLM API redirects, and none is passed on.
+		proxywasm.LogWarnf("aidialect: %s answered a failover attempt %d (a redirect); answered the client with an error instead", h.up.route.provider.name, status)
+		e := translate.NewError(translate.ErrUpstreamRedirect, "", "provider "+quoteBounded(h.up.route.provider.name)+
+			" answered a redirect ("+strconv.Itoa(status)+"), which this gateway never follows: the operator should check its host and base_path")
+		h.metrics.countError(string(e.Code))
+		h.sendLocal(e.Status(), e.Body(h.req.Dialect), append(extra, [2]string{"content-type", "application/json"},
+			[2]string{"x-aidialect-error", string(e.Code)}))
+	case status >= 400:
 		clientStatus, out := h.up.ErrorAnswer(status, body)
 		h.sendLocal(clientStatus, h.cfg.secrets.Redact(out), h.withRetryAfter(append(extra,
 			[2]string{"content-type", "application/json"}), header("retry-after")))

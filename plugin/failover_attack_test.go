@@ -244,3 +244,38 @@ func TestFailoverAttackFallbackEchoesKey(t *testing.T) {
 		})
 	}
 }
+
+// Hostile or malformed callout answers: the client gets a status in HTTP's range and, as on the first
+// attempt, never a redirect.
+func TestFailoverAttackMalformedCalloutAnswers(t *testing.T) {
+	rows := []struct {
+		name       string
+		answer     hostemu.CalloutAnswer
+		wantStatus int
+		wantCode   string
+	}{
+		{"a redirect", hostemu.CalloutAnswer{Headers: [][2]string{{":status", "302"}, {"location", "https://elsewhere.example/"},
+			{"content-type", "text/html"}}, Body: []byte("<html>moved</html>")}, 502, "upstream_redirect"},
+		{"no :status", hostemu.CalloutAnswer{Headers: [][2]string{{"content-type", "application/json"}}, Body: []byte(chatOKFrom("x"))},
+			503, "upstream_unreachable"},
+		{"no headers, a body", hostemu.CalloutAnswer{Body: []byte(chatOKFrom("x"))}, 503, "upstream_unreachable"},
+		{"a :status past any int", hostemu.CalloutAnswer{Headers: [][2]string{{":status", "99999999999999999999"}}, Body: []byte("x")},
+			503, "upstream_unreachable"},
+		{"a negative :status", hostemu.CalloutAnswer{Headers: [][2]string{{":status", "-1"}}, Body: []byte(chatOKFrom("x"))},
+			503, "upstream_unreachable"},
+	}
+	for _, md := range modes {
+		for _, r := range rows {
+			t.Run(md.name+"/"+r.name, func(t *testing.T) {
+				s := newFailoverSession(t, md, failoverConfigWith(`, "attempts": 2`))
+				ex := chatRequest("gpt-4o", false)
+				ex.upstream = upstreamReply(503, nil, overloaded)
+				ex.callouts = calloutAnswers(map[string]hostemu.CalloutAnswer{"az-cluster": r.answer})
+				o := s.do(ex)
+				if o.status != r.wantStatus || o.clientError() != r.wantCode || o.clientHead["location"] != "" {
+					t.Fatalf("client got %d %v %s; want %d %s", o.status, o.clientHead, o.clientBody, r.wantStatus, r.wantCode)
+				}
+			})
+		}
+	}
+}
