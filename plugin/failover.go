@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/aidialect/aidialect/internal/health"
+	"github.com/aidialect/aidialect/internal/redact"
 	"github.com/aidialect/aidialect/internal/sha256"
 	"github.com/aidialect/aidialect/translate"
 )
@@ -241,6 +242,9 @@ func (sharedStore) Set(key string, value []byte, cas uint32) error {
 	return err
 }
 
+// healthStore is the store every plugin's Tracker uses (a variable: native tests count its reads).
+var healthStore health.Store = sharedStore{}
+
 // nowMillis is the clock benches are kept in (a variable: native tests move it).
 var nowMillis = wallClock
 
@@ -320,6 +324,54 @@ func (h *httpContext) plan(pinned bool) {
 	}
 }
 
+// keyBenches is what one worker last read of a multi-key provider's benched keys. A key's bench never
+// shortens (a 429 or a 401 only pushes its end later; a success does not end it early), so a key remembered
+// as benched until a moment is benched at least until then: it is skipped without a shared-data read, and
+// a provider whose every key is benched costs one comparison per request instead of a read per key (with
+// api_keys' 4096 keys, a client whose traffic got the keys throttled would otherwise make each of its cheap
+// refused requests cost thousands of host calls under the process-wide lock).
+type keyBenches struct {
+	until  []int64 // unix ms; 0 or past: not known benched
+	reason []health.Reason
+	// allUntil: every key is benched at least until then (the earliest of their ends); allThrottled: each by
+	// a rate limit.
+	allUntil     int64
+	allThrottled bool
+}
+
+func (p *pluginContext) keyBenchesOf(pr *provider) *keyBenches {
+	if len(p.keyBenches) <= pr.index {
+		p.keyBenches = append(p.keyBenches, make([]*keyBenches, pr.index+1-len(p.keyBenches))...)
+	}
+	kb := p.keyBenches[pr.index]
+	if kb == nil {
+		kb = &keyBenches{until: make([]int64, len(pr.keys)), reason: make([]health.Reason, len(pr.keys))}
+		p.keyBenches[pr.index] = kb
+	}
+	return kb
+}
+
+// admitKey asks the health store about one key of a multi-key provider, unless this worker knows it benched.
+func (h *httpContext) admitKey(p *provider, k int, now int64) health.Admission {
+	kb := h.plugin.keyBenchesOf(p)
+	if kb.until[k] > now {
+		return health.Admission{Reason: kb.reason[k], Until: kb.until[k]}
+	}
+	a := h.plugin.health.Admit(p.keys[k].healthKey, now)
+	if (a.Reason == health.RateLimited || a.Reason == health.KeyRejected) && a.Until > now {
+		kb.until[k], kb.reason[k] = a.Until, a.Reason
+	}
+	return a
+}
+
+// keyUntil is when a key's bench ends (0: not benched at now), from this worker's memory when it has one.
+func (h *httpContext) keyUntil(p *provider, k int, now int64) int64 {
+	if until := h.plugin.keyBenchesOf(p).until[k]; until > now {
+		return until
+	}
+	return h.plugin.health.Until(p.keys[k].healthKey, now)
+}
+
 // admitNext finds the next candidate the health store admits, and its key. ok is false when none is left.
 func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admission, ok bool) {
 	pl := &h.planned
@@ -344,28 +396,39 @@ func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admissi
 			h.noteSkip(p, adm)
 			continue
 		}
+		providerProbe := adm.Probe
 		if len(p.keys) <= 1 {
 			return route, 0, adm, true
 		}
 		// Sticky for a consumer and model: a provider's prompt cache is per key, so the same conversation
 		// keeps hitting one key while it is live.
 		n := len(p.keys)
-		start := int(stickyHash(h.consumerName(), h.modelName) % uint64(n))
-		earliest := int64(0)
-		for i := 0; i < n; i++ {
-			k := (start + i) % n
-			ka := t.AdmitAt(p.keys[k].healthKey, clock)
-			if ka.Reason == health.Live {
-				adm.Probe = adm.Probe || ka.Probe
-				adm.Clear = adm.Clear && ka.Clear
-				return route, k, adm, true
+		now := clock() // a pool of keys: its benches are remembered by time
+		kb := h.plugin.keyBenchesOf(p)
+		if kb.allUntil <= now {
+			start := int(stickyHash(h.consumerName(), h.modelName) % uint64(n))
+			earliest, throttled := int64(0), true
+			for i := 0; i < n; i++ {
+				k := (start + i) % n
+				ka := h.admitKey(p, k, now)
+				if ka.Reason == health.Live {
+					adm.Probe = adm.Probe || ka.Probe
+					adm.Clear = adm.Clear && ka.Clear
+					return route, k, adm, true
+				}
+				if earliest == 0 || ka.Until < earliest {
+					earliest = ka.Until
+				}
+				throttled = throttled && ka.Reason == health.RateLimited
 			}
-			if earliest == 0 || ka.Until < earliest {
-				earliest = ka.Until
-			}
-			if ka.Reason != health.RateLimited {
-				pl.throttledOnly = false
-			}
+			kb.allUntil, kb.allThrottled = earliest, throttled
+		}
+		if !kb.allThrottled {
+			pl.throttledOnly = false
+		}
+		earliest := kb.allUntil
+		if providerProbe {
+			t.Release(p.healthKey, now) // no key to probe the provider with
 		}
 		h.noteSkip(p, health.Admission{Reason: health.RateLimited, Until: earliest})
 		if h.metrics != nil {
@@ -463,8 +526,10 @@ func (h *httpContext) recordAnswer(status int, header func(string) string) {
 	if f == health.Success && up.admitted.Clear {
 		return // the healthy path writes nothing
 	}
-	if p.passthrough && f == health.Rejected {
-		return // the client's own key was refused: nothing about the provider
+	if p.passthrough && (f == health.Rejected || f == health.Throttled) {
+		// The client's own key was refused or throttled (OpenAI's insufficient_quota is a 429): nothing about
+		// the provider, and one client's exhausted key must not bench the provider for every other client.
+		return
 	}
 	t := h.plugin.health
 	now := nowMillis()
@@ -478,6 +543,7 @@ func (h *httpContext) recordAnswer(status int, header func(string) string) {
 		k := &p.keys[up.key]
 		entryKey, keyLabel = k.healthKey, k.label
 	}
+	up.recorded = true
 	out := t.Record(entryKey, f, retryAfter, now)
 	if f == health.Success && multiKey {
 		t.Record(p.keys[up.key].healthKey, f, 0, now)
@@ -503,6 +569,19 @@ func (h *httpContext) recordAnswer(status int, header func(string) string) {
 	}
 }
 
+// releaseProbe gives back the probe an attempt claimed without bringing an answer (health.Tracker.Release):
+// the provider's entry and, with several keys, the key's, whichever of them it claimed.
+func (h *httpContext) releaseProbe(p *provider, key int) {
+	if h.cfg.failover.healthOff {
+		return
+	}
+	t, now := h.plugin.health, nowMillis()
+	t.Release(p.healthKey, now)
+	if len(p.keys) > 1 && key < len(p.keys) {
+		t.Release(p.keys[key].healthKey, now)
+	}
+}
+
 // failoverPossible reports whether the current attempt's failed answer may be replaced by another
 // attempt's: a retryable status, nothing of the answer sent, the request whole and kept, and attempts left.
 func (h *httpContext) failoverPossible(status int) bool {
@@ -525,12 +604,12 @@ func (h *httpContext) failOver(reason string) bool {
 	from := h.up.route.provider.name
 	if p := h.up.route.provider; reason == "rate_limited" && len(p.keys) > 1 && h.attempts < h.cfg.failover.attempts {
 		// A key's rate limit is the key's: the same provider with another live key comes first.
-		t, now := h.plugin.health, nowMillis()
+		now := nowMillis()
 		for i := 1; i < len(p.keys); i++ {
 			k := (h.up.key + i) % len(p.keys)
 			a := health.Admission{Clear: true}
 			if !h.cfg.failover.healthOff {
-				a = t.Admit(p.keys[k].healthKey, now)
+				a = h.admitKey(p, k, now)
 			}
 			if a.Reason == health.Live && h.dispatchAttempt(h.up.route, k, a) {
 				h.metrics.countFailover(from+".to."+from, "key_rate_limited")
@@ -558,6 +637,9 @@ func (h *httpContext) dispatchAttempt(route modelRoute, key int, adm health.Admi
 	prev, prevAttempts := h.up, h.attempts
 	defer func() {
 		if !sent {
+			if adm.Probe {
+				h.releaseProbe(route.provider, key)
+			}
 			// The failed answer being held is still the previous attempt's: it is what the client gets if no
 			// other candidate serves.
 			h.up, h.attempts = prev, prevAttempts
@@ -631,7 +713,7 @@ func (h *httpContext) onCalloutAnswer(numHeaders, bodySize, _ int) {
 		headers, _ = proxywasm.GetHttpCallResponseHeaders()
 		for _, kv := range headers {
 			if kv[0] == ":status" {
-				status, _ = strconv.Atoi(kv[1])
+				status = parseStatus(kv[1])
 			}
 		}
 	}
@@ -656,6 +738,15 @@ func (h *httpContext) onCalloutAnswer(numHeaders, bodySize, _ int) {
 		}
 	}
 	h.answerFromCallout(status, header, body)
+}
+
+// parseStatus reads a callout answer's :status: three digits, 100 to 599; anything else (which Envoy's codecs
+// never pass on) is 0, a malformed answer treated as no answer, so no out-of-range status reaches a client.
+func parseStatus(v string) int {
+	if len(v) != 3 || v[0] < '1' || v[0] > '5' || v[1] < '0' || v[1] > '9' || v[2] < '0' || v[2] > '9' {
+		return 0
+	}
+	return int(v[0]-'0')*100 + int(v[1]-'0')*10 + int(v[2]-'0')
 }
 
 func failoverReason(status int) string {
@@ -683,7 +774,15 @@ func (h *httpContext) answerFromCallout(status int, header func(string) string, 
 		h.metrics.countError(string(e.Code))
 		h.sendLocal(e.Status(), e.Body(h.req.Dialect), h.withRetryAfter(append(extra,
 			[2]string{"content-type", "application/json"}, [2]string{"x-aidialect-error", string(e.Code)}), ""))
-	case status >= 300:
+	case status >= 300 && status < 400:
+		// As on the first attempt (OnHttpResponseHeaders): no LLM API redirects, and none is passed on.
+		proxywasm.LogWarnf("aidialect: %s answered a failover attempt %d (a redirect); answered the client with an error instead", h.up.route.provider.name, status)
+		e := translate.NewError(translate.ErrUpstreamRedirect, "", "provider "+quoteBounded(h.up.route.provider.name)+
+			" answered a redirect ("+strconv.Itoa(status)+"), which this gateway never follows: the operator should check its host and base_path")
+		h.metrics.countError(string(e.Code))
+		h.sendLocal(e.Status(), e.Body(h.req.Dialect), append(extra, [2]string{"content-type", "application/json"},
+			[2]string{"x-aidialect-error", string(e.Code)}))
+	case status >= 400:
 		clientStatus, out := h.up.ErrorAnswer(status, body)
 		h.sendLocal(clientStatus, h.cfg.secrets.Redact(out), h.withRetryAfter(append(extra,
 			[2]string{"content-type", "application/json"}), header("retry-after")))
@@ -710,6 +809,10 @@ func (h *httpContext) answerFromCallout(status int, header func(string) string, 
 			}
 		}
 		for _, hdr := range answerHeaders {
+			// Decoded from the body (onchain_data), where a JSON-escaped key escaped the body's redaction.
+			if h.cfg.secrets.FoundString(hdr.Value) {
+				hdr.Value = redact.Placeholder
+			}
 			extra = append(extra, [2]string{hdr.Name, hdr.Value})
 		}
 		h.sendLocal(200, h.cfg.secrets.Redact(out), append(extra, [2]string{"content-type", "application/json"}))
@@ -735,8 +838,8 @@ func (h *httpContext) withRetryAfter(headers [][2]string, upstream string) [][2]
 		until := t.Until(r.provider.healthKey, now)
 		if until == 0 && len(r.provider.keys) > 1 {
 			until = -1
-			for _, k := range r.provider.keys {
-				u := t.Until(k.healthKey, now)
+			for k := range r.provider.keys {
+				u := h.keyUntil(r.provider, k, now)
 				if u == 0 {
 					until = 0
 					break

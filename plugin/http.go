@@ -92,6 +92,8 @@ type upstreamAttempt struct {
 	// key is the index of the provider key the attempt uses; admitted what the health store said of it.
 	key      int
 	admitted health.Admission
+	// recorded: the attempt's answer was written to the health store (a probe it claimed is settled).
+	recorded bool
 	mode     responseMode
 	status   int
 }
@@ -889,6 +891,10 @@ func (h *httpContext) OnHttpStreamDone() {
 	}()
 	h.plugin.watch.remove(h)
 	h.streamGone = true
+	if h.attempts > 0 && h.up.admitted.Probe && !h.up.recorded {
+		// The probe's request never brought an answer about the provider: the next request probes instead.
+		h.releaseProbe(h.up.route.provider, h.up.key)
+	}
 	if h.calloutPending {
 		// The client left (or Envoy ended the exchange) while a failover callout was under way: Envoy
 		// cancels it, and its answer never comes.

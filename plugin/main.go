@@ -42,6 +42,8 @@ type pluginContext struct {
 	// weighted choices among providers of one priority.
 	health *health.Tracker
 	picks  uint64
+	// keyBenches remembers the benched keys of providers with several keys, by provider index (failover.go).
+	keyBenches []*keyBenches
 }
 
 // Header list buffers kept for reuse: at most maxPairBufs, each of at most maxKeptHeaderPairs pairs.
@@ -101,7 +103,7 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 	}
 	p.cfg = cfg
 	p.metrics = defineMetrics(cfg)
-	p.health = &health.Tracker{Store: sharedStore{}, Policy: cfg.failover.policy}
+	p.health = &health.Tracker{Store: healthStore, Policy: cfg.failover.policy}
 	prepareHealth(cfg, p.health)
 	warn := func(format string, args ...any) { proxywasm.LogWarnf("aidialect: "+format, args...) }
 	warnAPIVersions(cfg, warn)

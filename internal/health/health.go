@@ -220,6 +220,27 @@ func (t *Tracker) AdmitAt(key string, clock func() int64) Admission {
 	return Admission{Reason: Probing, Until: now + t.Policy.ProbeMillis}
 }
 
+// Release gives back a half-open circuit's probe claimed by a request that will bring no answer about the
+// target (refused before it reached it whole, its client gone, or its answer about the client's own key):
+// the next request may probe at once instead of every request being refused until ProbeMillis, which a
+// client could otherwise renew at will with broken requests. Only a live claim is undone; a bench stands.
+func (t *Tracker) Release(key string, now int64) {
+	for try := 0; try < maxCasTries; try++ {
+		e, cas, found := t.read(key)
+		if !found || e.reason != Probing || e.probeUntil <= now {
+			return
+		}
+		released := e
+		released.reason, released.probeUntil = CircuitOpen, 0
+		var buf [entrySize]byte
+		err := t.Store.Set(key, released.encode(&buf), cas)
+		if err == nil || !errors.Is(err, ErrCasMismatch) {
+			return
+		}
+	}
+	t.Conflicts++
+}
+
 // Until is when the target's bench ends (unix ms), 0 when it is not benched at now. It only reads.
 func (t *Tracker) Until(key string, now int64) int64 {
 	e, _, _ := t.read(key)

@@ -14,6 +14,7 @@ var testPolicy = Policy{CircuitThreshold: 3, OpenMillis: 1000, ThrottleMillis: 1
 type step struct {
 	at         int64
 	admit      bool
+	release    bool // Release: the probe's request brought no answer
 	record     Failure
 	retryAfter int64
 	// what the step must give
@@ -28,6 +29,7 @@ func TestTrackerSequences(t *testing.T) {
 		return step{at: at, admit: true, wantReason: r, wantUntil: until}
 	}
 	probe := func(at int64) step { return step{at: at, admit: true, wantProbe: true} }
+	release := func(at int64) step { return step{at: at, release: true} }
 	rec := func(at int64, f Failure, retryAfter int64, c Change) step {
 		return step{at: at, record: f, retryAfter: retryAfter, wantChange: c}
 	}
@@ -66,6 +68,14 @@ func TestTrackerSequences(t *testing.T) {
 		{"a probe that never answers frees the circuit after probe_timeout", []step{
 			rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Opened),
 			probe(1000), admit(1499, Probing, 1500), probe(1500)}},
+		{"a probe released without an answer lets the next request probe at once", []step{
+			rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Opened),
+			probe(1000), admit(1001, Probing, 1500), release(1002), probe(1003), rec(1100, Success, 0, Closed)}},
+		{"a release changes no bench, no open circuit and no expired claim", []step{
+			rec(0, Throttled, 2000, Benched), release(1), admit(2, RateLimited, 2000),
+			rec(2000, ServerFailure, 0, Counted), rec(2000, ServerFailure, 0, Counted), rec(2000, ServerFailure, 0, Opened),
+			release(2001), admit(2002, CircuitOpen, 3000),
+			probe(3000), release(3600), probe(3601)}},
 		{"failures of requests let through before the circuit opened change nothing", []step{
 			rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Opened),
 			rec(1, ServerFailure, 0, Unchanged), rec(2, Success, 0, Unchanged), admit(3, CircuitOpen, 1000)}},
@@ -74,6 +84,10 @@ func TestTrackerSequences(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tr := &Tracker{Store: &MemStore{}, Policy: testPolicy}
 			for i, s := range c.steps {
+				if s.release {
+					tr.Release("p", s.at)
+					continue
+				}
 				if s.admit {
 					a := tr.Admit("p", s.at)
 					if a.Reason != s.wantReason || a.Until != s.wantUntil || a.Probe != s.wantProbe {
