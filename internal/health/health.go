@@ -331,7 +331,13 @@ func (t *Tracker) next(e entry, f Failure, retryAfterMillis, now int64) (entry, 
 		if until <= e.benchedUntil {
 			return e, Outcome{} // already benched longer (LiteLLM #40130: never keep the shorter deadline)
 		}
-		if e.reason != CircuitOpen && e.reason != Probing && e.reason != KeyRejected {
+		switch e.reason {
+		case Probing:
+			// The probe's answer is a 429: the provider is up and throttling. The circuit closes into a bench for
+			// as long as it asked, and clients are told 429, not 503.
+			n.reason, n.probeUntil, n.failures = RateLimited, 0, 0
+		case CircuitOpen, KeyRejected:
+		default:
 			n.reason = RateLimited
 		}
 		n.benchedUntil = until

@@ -65,6 +65,9 @@ func TestTrackerSequences(t *testing.T) {
 			rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Opened),
 			probe(1000), rec(1100, ServerFailure, 0, Opened), admit(1101, CircuitOpen, 3100),
 			probe(3100), rec(3200, ServerFailure, 0, Opened), admit(3201, CircuitOpen, 7200)}},
+		{"a probe answered 429 closes the circuit into a bench for as long as it asked", []step{
+			rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Opened),
+			probe(1000), rec(1100, Throttled, 200, Benched), admit(1299, RateLimited, 1300), admit(1300, Live, 0)}},
 		{"a probe that never answers frees the circuit after probe_timeout", []step{
 			rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Counted), rec(0, ServerFailure, 0, Opened),
 			probe(1000), admit(1499, Probing, 1500), probe(1500)}},
