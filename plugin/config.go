@@ -322,6 +322,10 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 			if err != nil {
 				return nil, ofProvider(err, p.name)
 			}
+			if route.pattern.literal() && slices.ContainsFunc(c.exact[rm.Name], func(r modelRoute) bool { return r.provider == p }) {
+				// Checked before the metric labels, which a repeated name also repeats: this says what to fix.
+				return nil, ofProvider(fieldErr(field+".name", "%q is listed twice for this provider: a model name appears once per provider (several providers may serve it, tried in order of priority)", rm.Name), p.name)
+			}
 			if k := slices.Index(c.metricTargets, metricTarget{p.name, route.label}); k >= 0 {
 				// One counter would sum both entries' tokens, and neither count would be right.
 				return nil, ofProvider(fieldErr(field+".name", "%q gives the same metric label %q as another of this provider's models: labels keep A-Z a-z 0-9 - _, write other bytes as _ and * as any; rename one of them", rm.Name, route.label), p.name)
@@ -330,9 +334,6 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 			c.metricTargets = append(c.metricTargets, metricTarget{p.name, route.label})
 			if route.pattern.literal() {
 				prev := c.exact[rm.Name]
-				if slices.ContainsFunc(prev, func(r modelRoute) bool { return r.provider == p }) {
-					return nil, ofProvider(fieldErr(field+".name", "%q is listed twice for this provider: a model name appears once per provider (several providers may serve it, tried in order of priority)", rm.Name), p.name)
-				}
 				if len(prev) == maxCandidates {
 					return nil, ofProvider(fieldErr(field+".name", "%q is served by more than %d providers: a request tries at most that many", rm.Name, maxCandidates), p.name)
 				}

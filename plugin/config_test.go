@@ -53,7 +53,7 @@ func TestConfigRejects(t *testing.T) {
 		{"hosted_tools on a model not bridged", `{"providers":[{"name":"p","dialect":"azure-openai","host":"h","api_key":"k","models":[{"name":"*","hosted_tools":"drop"}]}]}`, "providers[0].models[0].hosted_tools"},
 		{"bad glob", `{"providers":[{"name":"p","dialect":"openai","host":"h","api_key":"k","models":[{"name":"gpt-[45]"}]}]}`, "providers[0].models[0].name"},
 		{"bad deployment", `{"providers":[{"name":"p","dialect":"azure-openai","host":"h","api_key":"k","models":[{"name":"m","deployment":"a/b"}]}]}`, "deployment"},
-		{"duplicate exact model", `{"providers":[` + minimalProvider + `,{"name":"q","dialect":"openai","host":"h","api_key":"k","models":[{"name":"m"},{"name":"m"}]}]}`, "providers[1].models[1].name"},
+		{"duplicate exact model", `{"providers":[` + minimalProvider + `,{"name":"q","dialect":"openai","host":"h","api_key":"k","models":[{"name":"m"},{"name":"m"}]}]}`, `providers[1].models[1].name (provider q): "m" is listed twice for this provider`},
 		{"unknown default_provider", `{"providers":[` + minimalProvider + `],"default_provider":"azure"}`, "default_provider"},
 		{"bad consumer key", `{"providers":[` + minimalProvider + `],"consumers":[{"name":"a","key_sha256":"abc"}]}`, "consumers[0].key_sha256"},
 		{"bad routing header", `{"providers":[` + minimalProvider + `],"routing_header":"X Provider"}`, "routing_header"},
