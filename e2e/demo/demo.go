@@ -97,8 +97,9 @@ type Env struct {
 	// then shows model_not_found against it.
 	NoDefaultURL string
 
-	config    []byte // the filter configuration, as given
-	noDefault bool   // the demo without default_provider
+	config    []byte            // the filter configuration, as given
+	upstreams map[string]string // with a configuration of one's own: provider name -> -upstream URL
+	noDefault bool              // the demo without default_provider
 	servers   []*http.Server
 }
 
@@ -170,6 +171,7 @@ func Start(opts Options) (*Env, error) {
 			}
 		}
 		maps.Copy(upstreams, opts.Upstreams)
+		env.upstreams = upstreams
 	}
 	env.config = config
 	var headersTimeout time.Duration
@@ -526,6 +528,27 @@ func ConfigCurls(gatewayURL string, config []byte) []Curl {
 	return curls
 }
 
+// destinations says where a configuration of one's own sends requests: with -upstream, a user pointing
+// their configuration at local stand-ins must not be told the real providers are called.
+func (e *Env) destinations(v configView) string {
+	var sent, direct []string
+	for _, p := range v.Providers {
+		if _, ok := e.upstreams[p.Name]; ok {
+			sent = append(sent, p.Name)
+		} else {
+			direct = append(direct, p.Name)
+		}
+	}
+	switch {
+	case len(sent) == 0:
+		return "configuration: yours, requests go to the real providers over https\n"
+	case len(direct) == 0:
+		return "configuration: yours, every provider's requests go to its -upstream URL\n"
+	}
+	return fmt.Sprintf("configuration: yours, requests for %s go to their -upstream URLs, for %s over https to the provider's host\n",
+		strings.Join(sent, ", "), strings.Join(direct, ", "))
+}
+
 // Describe is the banner make run prints: where the gateway listens, the providers and models of its
 // configuration (read from it, so the list is what GET /v1/models answers), what happens to other models,
 // and the curls.
@@ -536,7 +559,7 @@ func (e *Env) Describe() string {
 	if e.Demo() {
 		b.WriteString("configuration: the demo (e2e/demo), four strict mock providers on 127.0.0.1\n")
 	} else {
-		b.WriteString("configuration: yours, requests go to the real providers over https\n")
+		b.WriteString(e.destinations(v))
 	}
 	b.WriteString("\nproviders and models (GET /v1/models lists the exact names):\n")
 	width := 0

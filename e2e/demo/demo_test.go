@@ -389,6 +389,10 @@ func TestConfigCurls(t *testing.T) {
 			t.Errorf("the banner shows the key %s", secret)
 		}
 	}
+	// Every provider is sent to a -upstream URL: the banner must not say the real providers are called.
+	if !strings.Contains(banner, "every provider's requests go to its -upstream URL") || strings.Contains(banner, "real providers") {
+		t.Errorf("the banner does not say where requests go:\n%s", banner)
+	}
 	if !strings.Contains(banner, "oai forwards the client's own key") || !strings.Contains(banner, "other models get 404 model_not_found") {
 		t.Errorf("banner:\n%s", banner)
 	}
