@@ -354,7 +354,7 @@ func (e *Env) Curls() []Curl {
 		{Note: "the bench: for the 2 s openai asked for, " + ModelFailover + " goes straight to Azure AI (x-aidialect-attempts: 1)",
 			Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: bearer,
 			Body: `{"model":"` + ModelFailover + `",` + hello + `}`, Status: 200, ServedBy: "llama"},
-		{Note: "the recovery: 2 s later openai serves " + ModelFailover + " again (x-mock-fail: 503 or hang makes it fail another way)",
+		{Note: "the recovery: 2 s later openai serves " + ModelFailover + " again (x-mock-fail: 503 makes it fail another way)",
 			Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: bearer,
 			Body: `{"model":"` + ModelFailover + `",` + hello + `}`, Status: 200, ServedBy: "openai", After: 2100 * time.Millisecond},
 		{Note: "a provider that never answers (x-mock-fail: hang): after the route's timeout (5 s here) Envoy answers 504, and Azure AI serves the request",
