@@ -162,6 +162,9 @@ func TestFailover(t *testing.T) {
 				if len(o.callouts) != 0 || o.status != 429 {
 					t.Fatalf("%d callouts, client %d; want the 429 itself", len(o.callouts), o.status)
 				}
+				if o.clientHead["retry-after-ms"] != "" || o.clientHead["retry-after"] != "" {
+					t.Errorf("the failed provider's wait reached the client though another candidate is live: %v", o.clientHead)
+				}
 				next := chatRequest("gpt-4o", true)
 				next.upstream = &upstreamAnswer{status: 200, headers: [][2]string{{"content-type", "text/event-stream"}}, chunks: []string{"data: [DONE]\n\n"}}
 				if o = s.do(next); o.upstreamHead["x-aidialect-provider"] != "az" {

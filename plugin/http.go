@@ -541,6 +541,12 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	switch status := h.up.status; {
 	case status >= 400:
 		h.up.mode = responseError
+		if _, retryable := verdict(status); retryable && !h.pinned && h.planned.next < h.planned.n {
+			// Not failed over here (a stream with failover.stream off, or no attempt left), but another
+			// candidate may serve the client's retry at once: the failed provider's wait is not the client's.
+			edits.del("retry-after")
+			edits.del("retry-after-ms")
+		}
 		if clientStatus := h.up.ErrorStatus(status); clientStatus != status {
 			edits.set(":status", strconv.Itoa(clientStatus))
 		}
