@@ -528,16 +528,9 @@ func parseProvider(field string, rp rawProvider, gateway translate.Settings, get
 	}
 	p.key = rp.APIKey
 	if rp.APIKeyEnv != "" {
-		// The value is never echoed: an operator who pasted the key itself here would find it in Envoy's log.
-		if !isEnvName(rp.APIKeyEnv) {
-			return nil, fieldErr(field+".api_key_env", "must be an environment variable's name, not the key: put the key in the environment and name the variable here")
-		}
-		if p.key = getenv(rp.APIKeyEnv); p.key == "" {
-			if env == envFromShell {
-				// Not named here either: a key that happens to look like a variable name would be echoed.
-				return nil, fieldErr(field+".api_key_env", "names a variable unset or empty in this shell: export it and run the check again (Envoy's VM gets it through vm_config.environment_variables)")
-			}
-			return nil, fieldErr(field+".api_key_env", "names a variable that is unset or empty in the VM: add it to vm_config.environment_variables")
+		var err error
+		if p.key, err = keyFromEnv(field+".api_key_env", rp.APIKeyEnv, getenv, env); err != nil {
+			return nil, err
 		}
 	}
 	if !translate.HeaderSafe(p.key) {
@@ -601,6 +594,23 @@ func parseProvider(field string, rp rawProvider, gateway translate.Settings, get
 		}
 	}
 	return p, nil
+}
+
+// keyFromEnv reads a key from the environment variable named at field (api_key_env, an api_key_envs item).
+// The value is never echoed: an operator who pasted the key itself here would find it in Envoy's log; nor is
+// the name of an unset variable, which might be a key that happens to look like one.
+func keyFromEnv(field, name string, getenv func(string) string, env envSource) (string, error) {
+	if !isEnvName(name) {
+		return "", fieldErr(field, "must be an environment variable's name, not the key: put the key in the environment and name the variable here")
+	}
+	key := getenv(name)
+	switch {
+	case key == "" && env == envFromShell:
+		return "", fieldErr(field, "names a variable unset or empty in this shell: export it and run the check again (Envoy's VM gets it through vm_config.environment_variables)")
+	case key == "":
+		return "", fieldErr(field, "names a variable that is unset or empty in the VM: add it to vm_config.environment_variables")
+	}
+	return key, nil
 }
 
 // isEnvName reports whether s is a portable environment variable name.

@@ -43,11 +43,9 @@ type rawFailover struct {
 	MaxBenchSeconds       *int
 	ProbeTimeoutSeconds   *int
 	Health                string
-	seen                  bool
 }
 
 func decodeFailover(field string, v gjson.Result, f *rawFailover) error {
-	f.seen = true
 	return decodeObject(field, v, func(key, path string, v gjson.Result) error {
 		switch key {
 		case "attempts":
@@ -192,18 +190,14 @@ func (p *provider) readKeys(field string, names []string, getenv func(string) st
 		item := field + "[" + strconv.Itoa(i) + "]"
 		value := name
 		if getenv != nil {
-			if !isEnvName(name) {
-				return fieldErr(item, "must be an environment variable's name, not the key: put the key in the environment and name the variable here")
+			var err error
+			if value, err = keyFromEnv(item, name, getenv, env); err != nil {
+				return err
 			}
-			value = getenv(name)
 		}
 		switch {
-		case value == "" && getenv == nil:
-			return fieldErr(item, "is empty")
-		case value == "" && env == envFromShell:
-			return fieldErr(item, "names a variable unset or empty in this shell: export it and run the check again (Envoy's VM gets it through vm_config.environment_variables)")
 		case value == "":
-			return fieldErr(item, "names a variable that is unset or empty in the VM: add it to vm_config.environment_variables")
+			return fieldErr(item, "is empty")
 		case !translate.HeaderSafe(value):
 			return fieldErr(item, "the API key contains control characters (it becomes a header value): check how it was pasted")
 		}
@@ -287,7 +281,6 @@ type attemptPlan struct {
 	// comeback is the earliest moment a skipped candidate may be tried again (unix ms; 0: none skipped);
 	// throttledOnly: every skip was a rate limit.
 	comeback      int64
-	skipped       int
 	throttledOnly bool
 }
 
@@ -440,7 +433,6 @@ func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admissi
 
 func (h *httpContext) noteSkip(p *provider, a health.Admission) {
 	pl := &h.planned
-	pl.skipped++
 	if a.Reason != health.RateLimited {
 		pl.throttledOnly = false
 	}
@@ -611,11 +603,17 @@ func (h *httpContext) failOver(reason string) bool {
 			if !h.cfg.failover.healthOff {
 				a = h.admitKey(p, k, now)
 			}
-			if a.Reason == health.Live && h.dispatchAttempt(h.up.route, k, a) {
-				h.metrics.countFailover(from+".to."+from, "key_rate_limited")
-				h.answer = answerRetrying
-				return true
+			if a.Reason != health.Live {
+				continue
 			}
+			if !h.dispatchAttempt(h.up.route, k, a) {
+				// Not the key's fault (the request does not render for this provider, or Envoy lacks its
+				// cluster): another key would fail alike, so the other providers are tried, once each.
+				break
+			}
+			h.metrics.countFailover(from+".to."+from, "key_rate_limited")
+			h.answer = answerRetrying
+			return true
 		}
 	}
 	for h.attempts < h.cfg.failover.attempts {
@@ -764,7 +762,7 @@ func failoverReason(status int) string {
 // answerFromCallout answers the client with the last attempt's answer, translated: a success, or the last
 // provider's error in the client's envelope with Retry-After at the earliest comeback of any candidate.
 func (h *httpContext) answerFromCallout(status int, header func(string) string, body []byte) {
-	body = h.cfg.secrets.Redact(body)
+	// The body is not redacted here: each branch redacts what it sends (as the first attempt's answer is).
 	contentType := header("content-type")
 	extra := h.servedByHeaders(nil)
 	switch {
@@ -788,7 +786,9 @@ func (h *httpContext) answerFromCallout(status int, header func(string) string, 
 			[2]string{"content-type", "application/json"}), header("retry-after")))
 	case isEventStream(contentType):
 		h.up.StartStream(&h.state.stream, h.cfg.maxEventBytes)
-		var out []byte
+		// Sized once: a buffered stream may be tens of MiB, and doubling would leave a trail of garbage copies
+		// in linear memory, which never shrinks.
+		out := make([]byte, 0, len(body)+len(body)/8+256)
 		collect := func(piece []byte) { out = append(out, piece...) }
 		if err := h.state.stream.WriteTo(body, collect); err != nil {
 			collect(h.state.stream.Failure(translate.NewError(translate.ErrUpstreamStream, "",
