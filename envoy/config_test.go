@@ -540,6 +540,21 @@ func checkEnvoy(b *bootstrapv3.Bootstrap) (*envoyConfig, error) {
 		if ra.GetTimeout() == nil || ra.GetTimeout().AsDuration() != 0 {
 			bad("route %s: timeout must be 0s (streams), got %v", r.GetName(), ra.GetTimeout())
 		}
+		if rp := ra.GetRetryPolicy(); rp.GetPerTryIdleTimeout().AsDuration() <= 0 {
+			bad("route %s: retry_policy.per_try_idle_timeout must be set: a provider silent that long before its first byte is then answered 504 by Envoy, which the filter fails over", r.GetName())
+		} else {
+			for _, on := range strings.Split(rp.GetRetryOn(), ",") {
+				switch on = strings.TrimSpace(on); on {
+				case "5xx", "gateway-error", "retriable-4xx", "retriable-status-codes", "reset", "reset-before-request":
+				default:
+					continue
+				}
+				if on == "reset-before-request" {
+					continue // never reached the provider: safe, as connect-failure
+				}
+				bad("route %s: retry_on %q retries on the same provider what the filter fails over to another provider (or, for reset, a request the provider may already be billing)", r.GetName(), on)
+			}
+		}
 		if ra.GetHostRewriteLiteral() != "" || ra.GetAutoHostRewrite().GetValue() {
 			bad("route %s: no host rewrite (the filter sets :authority)", r.GetName())
 		}
@@ -1005,10 +1020,15 @@ func TestBrokenEnvoyYAMLIsRejected(t *testing.T) {
 		{"deprecated field", "  - name: openai\n    type: LOGICAL_DNS\n    dns_lookup_family: V4_PREFERRED\n",
 			"  - name: openai\n    type: LOGICAL_DNS\n    dns_lookup_family: V4_PREFERRED\n    dns_refresh_rate: 5s\n",
 			"deprecated fields or values in use: bootstrap.static_resources.clusters[0].dns_refresh_rate"},
-		{"route to a missing cluster", "route: { cluster: azure-ai, timeout: 0s }", "route: { cluster: azure-aj, timeout: 0s }",
+		{"route to a missing cluster", "route: { cluster: azure-ai, timeout: 0s,", "route: { cluster: azure-aj, timeout: 0s,",
 			`points to missing cluster "azure-aj"`},
-		{"stream-cutting route timeout", "route: { cluster: openai, timeout: 0s }", "route: { cluster: openai, timeout: 15s }",
+		{"stream-cutting route timeout", "route: { cluster: openai, timeout: 0s,", "route: { cluster: openai, timeout: 15s,",
 			"timeout must be 0s"},
+		{"no per-try idle timeout", "cluster: eternalai, timeout: 0s, retry_policy: { retry_on: \"connect-failure,refused-stream\", num_retries: 1, per_try_idle_timeout: 300s }",
+			"cluster: eternalai, timeout: 0s, retry_policy: { retry_on: \"connect-failure,refused-stream\", num_retries: 1 }",
+			"per_try_idle_timeout must be set"},
+		{"retrying 5xx on the same provider", "cluster: openai, timeout: 0s, retry_policy: { retry_on: \"connect-failure,refused-stream\"",
+			"cluster: openai, timeout: 0s, retry_policy: { retry_on: \"connect-failure,5xx\"", `retry_on "5xx" retries on the same provider`},
 		{"flag off", "allow_on_headers_stop_iteration: true", "allow_on_headers_stop_iteration: false",
 			"allow_on_headers_stop_iteration must be true"},
 		{"wrong SNI", "sni: api.eternalai.org", "sni: eternalai.org", `sni "eternalai.org"`},

@@ -633,6 +633,9 @@ func checkPatchPolicy(epp *egv1a1.EnvoyPatchPolicy, gw *gwapiv1.Gateway, eep *eg
 			if err := checkIdleTimeout("idle_timeout of route "+r.GetName()+" (Envoy Gateway sets 0 with requestTimeout 0s)", ra.GetIdleTimeout()); err != nil {
 				return fmt.Errorf("EnvoyPatchPolicy: %w", err)
 			}
+			if rp := ra.GetRetryPolicy(); rp.GetPerTryIdleTimeout().AsDuration() <= 0 || rp.GetRetryOn() != "connect-failure,refused-stream" {
+				return fmt.Errorf("EnvoyPatchPolicy: route %s: retry policy %v, want ../envoy.yaml's (connect-failure,refused-stream and a per_try_idle_timeout, so a silent provider is failed over)", r.GetName(), rp)
+			}
 		}
 	}
 	var patched listenerv3.Listener
@@ -720,8 +723,12 @@ func TestBrokenGatewayManifestsAreRejected(t *testing.T) {
 		{"missing idle timeout", "gateway/envoyextensionpolicy.yaml",
 			"  - type: type.googleapis.com/envoy.config.route.v3.RouteConfiguration\n    name: aidialect/aidialect/http\n    operation:\n      op: add\n      jsonPath: \"$.virtual_hosts[*].routes[*].route\"\n      path: /idle_timeout\n      value: 900s\n",
 			"", "idle_timeout of route httproute/aidialect/aidialect/rule/0/match/0/* (Envoy Gateway sets 0 with requestTimeout 0s) is missing or 0"},
-		{"idle timeout patch misses the routes", "gateway/envoyextensionpolicy.yaml", `jsonPath: "$.virtual_hosts[*].routes[*].route"`,
-			`jsonPath: "$.virtual_hosts[*].route"`, "matches nothing in the generated type.googleapis.com/envoy.config.route.v3.RouteConfiguration"},
+		{"idle timeout patch misses the routes", "gateway/envoyextensionpolicy.yaml", "jsonPath: \"$.virtual_hosts[*].routes[*].route\"\n      path: /idle_timeout",
+			"jsonPath: \"$.virtual_hosts[*].route\"\n      path: /idle_timeout", "matches nothing in the generated type.googleapis.com/envoy.config.route.v3.RouteConfiguration"},
+		{"no retry policy patch", "gateway/envoyextensionpolicy.yaml", "      path: /retry_policy\n", "      path: /retry_policy_unused\n",
+			"patched route configuration"},
+		{"retrying 5xx on the same provider", "gateway/envoyextensionpolicy.yaml", "        retry_on: connect-failure,refused-stream\n",
+			"        retry_on: 5xx\n", "want ../envoy.yaml's"},
 		{"idle timeout patch with a bad duration", "gateway/envoyextensionpolicy.yaml", "      value: 900s\n", "      value: 15 minutes\n",
 			"patched route configuration"},
 		{"unbounded circuit breakers", "gateway/backendtrafficpolicy.yaml", "    maxParallelRequests: 8192", "    maxParallelRequests: 4294967295",

@@ -71,6 +71,9 @@ type rawModel struct {
 	// Priority orders the providers of one model name (lower first); Weight shares requests among those of
 	// one priority.
 	Priority, Weight *int
+	// ContextWindow is the model's context window in tokens: a context-length error fails over only toward
+	// a candidate that declares a larger one.
+	ContextWindow *int
 	// Settings are the entry's keys that only some dialects take (deployment, chain_id...).
 	Settings []translate.Setting
 }
@@ -160,6 +163,8 @@ type modelRoute struct {
 	head *translate.HeadCache
 	// priority and weight place the entry among the candidates of its model name (failover.go).
 	priority, weight int
+	// contextWindow is the declared context window in tokens (0: not declared).
+	contextWindow int
 }
 
 type consumer struct {
@@ -342,8 +347,8 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 				}
 				c.exact[rm.Name] = append(prev, route)
 			} else {
-				if route.priority != 0 || route.weight != 1 {
-					return nil, ofProvider(fieldErr(field, "priority and weight order the providers of one exact model name; %q is a pattern, matched by one entry: remove them", rm.Name), p.name)
+				if route.priority != 0 || route.weight != 1 || route.contextWindow != 0 {
+					return nil, ofProvider(fieldErr(field, "priority, weight and context_window order the providers of one exact model name; %q is a pattern, matched by one entry: remove them", rm.Name), p.name)
 				}
 				c.globs = append(c.globs, route)
 			}
@@ -642,6 +647,12 @@ func parseModel(field string, rm rawModel, p *provider) (modelRoute, error) {
 			return route, fieldErr(field+".weight", "must be between 1 (the default) and 1000: the share of requests among the providers of one priority")
 		}
 		route.weight = *rm.Weight
+	}
+	if rm.ContextWindow != nil {
+		if *rm.ContextWindow < 1 || *rm.ContextWindow > maxContextWindow {
+			return route, fieldErr(field+".context_window", "must be between 1 and %d tokens: the model's context window, so that a request too long for another provider's model is tried on this one", maxContextWindow)
+		}
+		route.contextWindow = *rm.ContextWindow
 	}
 	if strings.ContainsAny(rm.Model, "\r\n\x00") {
 		return route, fieldErr(field+".model", "contains a line break or NUL")

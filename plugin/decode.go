@@ -131,6 +131,8 @@ func decodeProvider(field string, v gjson.Result) (rawProvider, error) {
 						return decodeInt(path, v, &m.Priority)
 					case "weight":
 						return decodeInt(path, v, &m.Weight)
+					case "context_window":
+						return decodeInt(path, v, &m.ContextWindow)
 					}
 					return decodeSetting(translate.ModelSetting, key, path, v, &m.Settings)
 				})

@@ -27,6 +27,10 @@ import (
 // maxCandidates bounds the providers of one model name (an attempt plan is a fixed array).
 const maxCandidates = 8
 
+// maxContextWindow bounds a declared context window (tokens): larger than any model's, small enough to be a
+// plain int everywhere.
+const maxContextWindow = 100_000_000
+
 // healthKeyPrefix starts every shared-data key of the filter: the store is shared by every plugin of the
 // same vm_id.
 const healthKeyPrefix = "aidialect/health/"
@@ -282,6 +286,9 @@ type attemptPlan struct {
 	// throttledOnly: every skip was a rate limit.
 	comeback      int64
 	throttledOnly bool
+	// largerThan: after a context-length error, only candidates declaring a context window larger than this
+	// are tried (0: any).
+	largerThan int
 }
 
 // plan orders the request's candidates: by priority (the configuration's order), and within one priority
@@ -380,6 +387,9 @@ func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admissi
 	for pl.next < pl.n {
 		route = h.candidates[pl.order[pl.next]]
 		pl.next++
+		if pl.largerThan > 0 && route.contextWindow <= pl.largerThan {
+			continue // the request did not fit a window at least this large
+		}
 		p := route.provider
 		if h.cfg.failover.healthOff {
 			return route, 0, health.Admission{Clear: true}, true
@@ -577,16 +587,49 @@ func (h *httpContext) releaseProbe(p *provider, key int) {
 // failoverPossible reports whether the current attempt's failed answer may be replaced by another
 // attempt's: a retryable status, nothing of the answer sent, the request whole and kept, and attempts left.
 func (h *httpContext) failoverPossible(status int) bool {
-	if _, retryable := verdict(status); !retryable || h.request != requestSent || h.state == nil || h.pinned {
-		return false
-	}
-	if h.attempts >= h.cfg.failover.attempts {
+	if _, retryable := verdict(status); !retryable || !h.anotherAttemptPossible() {
 		return false
 	}
 	if h.planned.next >= h.planned.n && !(status == 429 && len(h.up.route.provider.keys) > 1) {
 		return false // no other candidate, and no other key of this one to try
 	}
+	return true
+}
+
+// anotherAttemptPossible reports whether the request may still be sent again: whole and kept, not pinned to
+// its provider, attempts left, and not a stream unless failover.stream is buffered.
+func (h *httpContext) anotherAttemptPossible() bool {
+	if h.request != requestSent || h.state == nil || h.pinned || h.attempts >= h.cfg.failover.attempts {
+		return false
+	}
 	return !h.state.body.Stream || h.cfg.failover.stream == streamFailoverBuffered
+}
+
+// largerWindowAhead reports whether a candidate not yet tried declares a context window larger than the
+// current attempt's (an undeclared window counts as 0): a context-length error from this attempt is then
+// worth reading. At most maxCandidates comparisons.
+func (h *httpContext) largerWindowAhead(status int) bool {
+	if status != 400 && status != 413 && status != 422 {
+		return false
+	}
+	if !h.anotherAttemptPossible() {
+		return false
+	}
+	pl := &h.planned
+	window := max(h.up.route.contextWindow, pl.largerThan)
+	for i := pl.next; i < pl.n; i++ {
+		if h.candidates[pl.order[i]].contextWindow > window {
+			return true
+		}
+	}
+	return false
+}
+
+// failOverForContext fails the attempt over after its provider said the request is longer than its model's
+// context window: only to candidates declaring a larger window, from now on for this request.
+func (h *httpContext) failOverForContext() bool {
+	h.planned.largerThan = max(h.up.route.contextWindow, h.planned.largerThan)
+	return h.failOver("context_length")
 }
 
 // failOver starts the next attempt by a callout, if a candidate is admitted; the failed answer is held
@@ -665,6 +708,11 @@ func (h *httpContext) dispatchAttempt(route modelRoute, key int, adm health.Admi
 	if h.state.body.Stream {
 		headers = append(headers, [2]string{"accept", "text/event-stream"})
 	}
+	for _, name := range calloutForwardedHeaders {
+		if v, err := proxywasm.GetHttpRequestHeader(name); err == nil && v != "" {
+			headers = append(headers, [2]string{name, v})
+		}
+	}
 	if _, err := proxywasm.DispatchHttpCall(p.cluster, headers, out.Body, nil, h.cfg.failover.calloutTimeout, h.onCalloutAnswer); err != nil {
 		// An unknown cluster (the deployment lacks it): the operator's to fix; check-config cannot see
 		// Envoy's clusters.
@@ -676,6 +724,14 @@ func (h *httpContext) dispatchAttempt(route modelRoute, key int, adm health.Admi
 	h.metrics.countAttempt(p.index)
 	return true
 }
+
+// calloutForwardedHeaders are the client request's headers a failover attempt carries as the first attempt
+// did: the trace context (W3C and Zipkin's B3, so the provider's span joins the client's trace), Envoy's
+// request id (so the provider's logs and the access log meet) and the client's user agent (some providers
+// tell SDKs apart by it). Nothing else of the client's request goes: its credentials, cookies and the
+// filter's own routing header are not the fallback provider's.
+var calloutForwardedHeaders = []string{"traceparent", "tracestate", "b3", "x-b3-traceid", "x-b3-spanid",
+	"x-b3-parentspanid", "x-b3-sampled", "x-request-id", "user-agent"}
 
 // authFor is the credential headers of a provider's key (passthrough: the client's own key).
 func (h *httpContext) authFor(p *provider, key int) []translate.Header {
@@ -734,6 +790,9 @@ func (h *httpContext) onCalloutAnswer(numHeaders, bodySize, _ int) {
 		if h.failOver(reason) {
 			return
 		}
+	}
+	if h.largerWindowAhead(status) && translate.IsContextLengthError(status, body) && h.failOverForContext() {
+		return
 	}
 	h.answerFromCallout(status, header, body)
 }

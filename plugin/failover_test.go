@@ -380,3 +380,115 @@ func TestFailoverThousandsOfKeys(t *testing.T) {
 		})
 	}
 }
+
+// contextTestConfig serves "long" from a small-window OpenAI model first, a smaller-window one second (never
+// a context-length fallback), a larger Azure AI one third and EternalAI's largest last.
+const contextTestConfig = `{
+  "providers": [
+    {"name": "small", "dialect": "openai", "host": "api.openai.com", "api_key": "sk-small",
+     "models": [{"name": "long", "context_window": 8192}]},
+    {"name": "smaller", "dialect": "openai", "host": "smaller.example.com", "api_key": "sk-smaller",
+     "models": [{"name": "long", "priority": 1, "context_window": 4096}]},
+    {"name": "big", "dialect": "azure-ai", "host": "models.inference.ai.azure.com", "api_key": "az-key",
+     "models": [{"name": "long", "model": "long-az", "priority": 2, "context_window": 128000}]},
+    {"name": "huge", "dialect": "eternalai", "host": "api.eternalai.org", "api_key": "et-key",
+     "models": [{"name": "long", "model": "long-et", "priority": 3, "context_window": 1000000}]}
+  ],
+  "failover": {"served_by_header": true, "attempts": 4}
+}`
+
+const contextTooLong = `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+
+// A context-length error is retried only toward candidates that declare a larger window; any other 400 is
+// the client's to fix and reaches it, translated, with nothing retried.
+func TestFailoverContextLength(t *testing.T) {
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			t.Run("a context-length error goes to a larger window, skipping a smaller one", func(t *testing.T) {
+				s := newFailoverSession(t, md, contextTestConfig)
+				ex := chatRequest("long", false)
+				ex.headers = append(slicesClone(jsonHead), [2]string{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+					[2]string{"user-agent", "OpenAI/Python 2.8.0"}, [2]string{"x-request-id", "req-42"}, [2]string{"cookie", "session=secret"})
+				ex.upstream = &upstreamAnswer{status: 400, headers: jsonHead, chunks: []string{contextTooLong[:40], contextTooLong[40:]}}
+				ex.callouts = calloutAnswers(map[string]hostemu.CalloutAnswer{"big": httpAnswer(200, chatOKFrom("big"))})
+				o := s.do(ex)
+				if len(o.callouts) != 1 || o.callouts[0].Cluster != "big" {
+					t.Fatalf("callouts %+v, want one to big (smaller's window is smaller)", o.callouts)
+				}
+				if o.status != 200 || !strings.Contains(string(o.clientBody), "hi from big") || o.clientHead["x-aidialect-served-by"] != "big" {
+					t.Fatalf("client got %d %v %s, want big's answer", o.status, o.clientHead, o.clientBody)
+				}
+				c := o.callouts[0]
+				if c.Header("traceparent") == "" || c.Header("user-agent") != "OpenAI/Python 2.8.0" || c.Header("x-request-id") != "req-42" {
+					t.Errorf("the failover attempt lost the trace context, request id or user agent: %q", c.Headers)
+				}
+				if c.Header("cookie") != "" {
+					t.Errorf("the client's cookie went to the fallback provider: %q", c.Headers)
+				}
+				// A context-length error says nothing about the provider's health: the next request starts
+				// at small again.
+				next := chatRequest("long", false)
+				next.upstream = upstreamReply(200, nil, chatOKFrom("small"))
+				if o = s.do(next); o.upstreamHead["x-aidialect-provider"] != "small" {
+					t.Fatalf("the next request went to %q, want small", o.upstreamHead["x-aidialect-provider"])
+				}
+			})
+			t.Run("the larger window too small: the largest is tried", func(t *testing.T) {
+				s := newFailoverSession(t, md, contextTestConfig)
+				ex := chatRequest("long", false)
+				ex.upstream = upstreamReply(400, nil, contextTooLong)
+				ex.callouts = calloutAnswers(map[string]hostemu.CalloutAnswer{
+					"big":  httpAnswer(400, `{"error":{"code":"Invalid input","message":"This model's maximum context length is 128000 tokens"}}`),
+					"huge": httpAnswer(200, chatOKFrom("huge")),
+				})
+				o := s.do(ex)
+				if len(o.callouts) != 2 || o.callouts[1].Cluster != "huge" || o.status != 200 || !strings.Contains(string(o.clientBody), "hi from huge") {
+					t.Fatalf("%d callouts, client %d %s; want big then huge", len(o.callouts), o.status, o.clientBody)
+				}
+			})
+			t.Run("no larger window serves: the last error reaches the client in its envelope", func(t *testing.T) {
+				s := newFailoverSession(t, md, contextTestConfig)
+				ex := chatRequest("long", false)
+				ex.upstream = upstreamReply(400, nil, contextTooLong)
+				tooLong := httpAnswer(400, `{"error":{"message":"maximum context length exceeded","code":"context_length_exceeded"}}`)
+				ex.callouts = calloutAnswers(map[string]hostemu.CalloutAnswer{"big": tooLong, "huge": tooLong})
+				o := s.do(ex)
+				if len(o.callouts) != 2 || o.status != 400 || o.clientError() != "context_length_exceeded" {
+					t.Fatalf("%d callouts, client %d %s", len(o.callouts), o.status, o.clientBody)
+				}
+			})
+			t.Run("another 400 is not retried, and is translated as usual", func(t *testing.T) {
+				s := newFailoverSession(t, md, contextTestConfig)
+				ex := exchange{method: "POST", path: "/openai/deployments/long/chat/completions?api-version=2024-10-21",
+					headers: [][2]string{{"content-type", "application/json"}}, body: []string{`{"messages":[{"role":"user","content":"hi"}],"temperature":9}`}}
+				ex.upstream = &upstreamAnswer{status: 400, headers: jsonHead, chunks: []string{`{"error":{"message":"Invalid value for temperature",`, `"type":"invalid_request_error","param":"temperature","code":"invalid_value"}}`}}
+				ex.trailers = true
+				ex.callouts = calloutAnswers(nil)
+				o := s.do(ex)
+				if len(o.callouts) != 0 || o.status != 400 || o.clientError() != "invalid_value" ||
+					!strings.Contains(string(o.clientBody), "temperature") || o.clientHead["content-type"] != "application/json" {
+					t.Fatalf("%d callouts, client %d %v %s", len(o.callouts), o.status, o.clientHead, o.clientBody)
+				}
+			})
+			t.Run("a context-length error ended by trailers", func(t *testing.T) {
+				s := newFailoverSession(t, md, contextTestConfig)
+				ex := chatRequest("long", false)
+				ex.upstream = upstreamReply(400, nil, contextTooLong)
+				ex.trailers = true
+				ex.callouts = calloutAnswers(map[string]hostemu.CalloutAnswer{"big": httpAnswer(200, chatOKFrom("big"))})
+				if o := s.do(ex); len(o.callouts) != 1 || o.status != 200 || !strings.Contains(string(o.clientBody), "hi from big") {
+					t.Fatalf("%d callouts, client %d %s", len(o.callouts), o.status, o.clientBody)
+				}
+			})
+			t.Run("a stream with failover.stream off: the error reaches the client", func(t *testing.T) {
+				s := newFailoverSession(t, md, contextTestConfig)
+				ex := chatRequest("long", true)
+				ex.upstream = upstreamReply(400, nil, contextTooLong)
+				ex.callouts = calloutAnswers(nil)
+				if o := s.do(ex); len(o.callouts) != 0 || o.status != 400 || o.clientError() != "context_length_exceeded" {
+					t.Fatalf("%d callouts, client %d %s", len(o.callouts), o.status, o.clientBody)
+				}
+			})
+		})
+	}
+}

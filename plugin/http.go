@@ -552,6 +552,13 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 		}
 		edits.set("content-type", "application/json")
 		edits.del("content-length")
+		if h.largerWindowAhead(status) {
+			// Perhaps a context-length error, which a candidate with a larger window may serve: the headers
+			// wait for the body to say (finishBufferedAnswer).
+			h.respHeaders.apply(edits.list())
+			h.answer = answerHeld
+			return types.ActionPause
+		}
 	case status >= 200 && status < 300 && isEventStream(contentType):
 		h.up.mode = responseStream
 		if h.state == nil {
@@ -684,6 +691,9 @@ func (h *httpContext) OnHttpResponseBody(bodySize int, endOfStream bool) (action
 			return types.ActionPause
 		}
 		h.finishBufferedAnswer(bodySize)
+		if h.answer == answerRetrying {
+			return types.ActionPause // the held headers wait for the callout's answer
+		}
 	}
 	return types.ActionContinue
 }
@@ -725,6 +735,9 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 		}
 		// The body ended without end_of_stream; what Envoy buffered is all there is.
 		h.finishBufferedAnswer(h.responseBuffered)
+		if h.answer == answerRetrying {
+			return types.ActionPause
+		}
 	}
 	return types.ActionContinue
 }
@@ -849,6 +862,15 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 		return
 	}
 	if h.up.mode == responseError {
+		if h.answer == answerHeld {
+			if translate.IsContextLengthError(h.up.status, body) && h.failOverForContext() {
+				// The held error is for no one now: the callout's answer replaces it.
+				_ = proxywasm.ReplaceHttpResponseBody(nil)
+				return
+			}
+			h.respHeaders.writeResponse()
+			h.answer = answerFlowing
+		}
 		_, out := h.up.ErrorAnswer(h.up.status, body)
 		h.replaceResponseBody(body, h.cfg.secrets.Redact(out))
 		return

@@ -350,3 +350,48 @@ func stringOf(r gjson.Result) string {
 	}
 	return r.String()
 }
+
+// contextLengthCodes and contextLengthPhrases recognise a provider's "the request does not fit this model's
+// context window" error: OpenAI and Azure OpenAI name it by code (Chat Completions and Responses alike); Azure
+// AI Model Inference's and EternalAI's hosted models (vLLM, TGI, Mistral's and Meta's servers) say it in the
+// message only, in a handful of wordings. Data, so a provider's new wording is a row.
+var (
+	contextLengthCodes   = []string{"context_length_exceeded", "string_above_max_length_tokens", "model_max_prompt_tokens_exceeded"}
+	contextLengthPhrases = [][]byte{
+		[]byte("maximum context length"),
+		[]byte("context length exceeded"),
+		[]byte("exceeds the context window"),
+		[]byte("context window of this model"),
+		[]byte("too large for model with"),
+		[]byte("input is too long for requested model"),
+	}
+)
+
+// maxContextMessage bounds the part of an error message searched for a context-length phrase: the phrase
+// comes first in every known wording, and a provider's long message (it may quote the input) costs no more.
+const maxContextMessage = 4096
+
+// IsContextLengthError reports whether an upstream error answer says that the request is larger than the
+// model's context window: the one 4xx that another provider's model with a larger window may serve.
+func IsContextLengthError(status int, body []byte) bool {
+	if status != 400 && status != 413 && status != 422 {
+		return false
+	}
+	f := parseUpstreamError(status, body)
+	for _, c := range contextLengthCodes {
+		if f.code == c {
+			return true
+		}
+	}
+	msg := f.message
+	if len(msg) > maxContextMessage {
+		msg = msg[:maxContextMessage]
+	}
+	lower := asciiLower([]byte(msg))
+	for _, p := range contextLengthPhrases {
+		if bytes.Contains(lower, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -137,3 +137,33 @@ func TestFilterErrorsInEveryDialect(t *testing.T) {
 		}
 	}
 }
+
+func TestIsContextLengthError(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   bool
+	}{
+		{"openai chat", 400, `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, true},
+		{"openai responses", 400, `{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`, true},
+		{"azure openai", 400, `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded","innererror":{"code":"x"}}}`, true},
+		{"azure ai flat, message only", 400, `{"error":{"code":"Invalid input","status":422,"message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens"}}`, true},
+		{"mistral wording", 400, `{"object":"error","message":"Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum context length","type":"invalid_request_error","code":3051}`, true},
+		{"upper case", 422, `{"error":{"message":"MAXIMUM CONTEXT LENGTH is 2048"}}`, true},
+		{"413 text body", 413, `maximum context length exceeded`, true},
+		{"other 400", 400, `{"error":{"message":"Invalid value for temperature","type":"invalid_request_error","param":"temperature","code":"invalid_value"}}`, false},
+		{"content filter", 400, `{"error":{"message":"The response was filtered","code":"content_filter"}}`, false},
+		{"429 naming context", 429, `{"error":{"message":"maximum context length","code":"context_length_exceeded"}}`, false},
+		{"500", 500, `{"error":{"message":"maximum context length"}}`, false},
+		{"phrase past the searched prefix", 400, `{"error":{"message":"` + strings.Repeat("x", maxContextMessage) + ` maximum context length"}}`, false},
+		{"empty", 400, ``, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := IsContextLengthError(tt.status, []byte(tt.body)); got != tt.want {
+				t.Fatalf("IsContextLengthError = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -244,4 +244,45 @@ func TestFailoverUnderV8(t *testing.T) {
 			t.Fatalf("after the client left: %+v", o.Local)
 		}
 	})
+
+	t.Run("a context-length error goes to a larger window only", func(t *testing.T) {
+		fresh(t)
+		config := `{"providers": [
+		  {"name": "small", "dialect": "openai", "host": "api.openai.com", "api_key": "sk-small", "models": [{"name": "long", "context_window": 8192}]},
+		  {"name": "smaller", "dialect": "openai", "host": "smaller.example.com", "api_key": "sk-smaller", "models": [{"name": "long", "priority": 1, "context_window": 4096}]},
+		  {"name": "big", "dialect": "azure-ai", "host": "models.inference.ai.azure.com", "api_key": "az-key", "models": [{"name": "long", "priority": 2, "context_window": 128000}]}],
+		  "failover": {"served_by_header": true}}`
+		_, p := startFailoverPlugin(t, h, config)
+		x := v8Chat("long", false, 400, nil, `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`)
+		x.Request.Headers = append(x.Request.Headers, [2]string{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
+		x.Callouts = []CalloutAnswer{v8CalloutOK("big")}
+		o := play(t, p, x)
+		if len(o.Callouts) != 1 || o.Callouts[0].Cluster != "big" || o.Callouts[0].Headers.Get("traceparent") == "" {
+			t.Fatalf("callouts %+v", o.Callouts)
+		}
+		if a := answerOf(o); a.Status != 200 || a.Headers.Get("x-aidialect-served-by") != "big" {
+			t.Fatalf("client got %d %v %s", a.Status, a.Headers, a.Body)
+		}
+		// Another 400 is the client's: translated and answered, nothing retried.
+		o = play(t, p, v8Chat("long", false, 400, nil, `{"error":{"message":"Invalid value for temperature","type":"invalid_request_error","param":"temperature","code":"invalid_value"}}`))
+		if a := answerOf(o); len(o.Callouts) != 0 || a.Status != 400 || errorCode(a) != "invalid_value" {
+			t.Fatalf("%d callouts, client %d %s", len(o.Callouts), a.Status, a.Body)
+		}
+	})
+
+	t.Run("a key pool's retry stops at a callout Envoy refuses", func(t *testing.T) {
+		fresh(t)
+		config := `{"providers":[
+		  {"name":"pool","dialect":"openai","host":"pool.example.com","api_keys":["k1","k2","k3","k4"],"cluster":"pool-missing","models":[{"name":"m"}]},
+		  {"name":"next","dialect":"openai","host":"next.example.com","api_key":"k-next","models":[{"name":"m","priority":1}]}],
+		  "failover":{"served_by_header":true}}`
+		_, p := startFailoverPlugin(t, h, config)
+		x := v8Chat("m", false, 429, nil, v8RateLimited)
+		x.Clusters = []string{"next"}
+		x.Callouts = []CalloutAnswer{v8CalloutOK("next")}
+		o := play(t, p, x)
+		if a := answerOf(o); len(o.Callouts) != 1 || o.Callouts[0].Cluster != "next" || a.Status != 200 || a.Headers.Get("x-aidialect-attempts") != "2" {
+			t.Fatalf("callouts %+v, client %d %v", o.Callouts, a.Status, a.Headers)
+		}
+	})
 }

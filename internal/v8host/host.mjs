@@ -490,8 +490,11 @@ class VM {
         for (const name of [':method', ':path', ':authority']) {
           if (!headers.some(([k, v]) => k === name && v !== '')) return BAD_ARGUMENT;
         }
+        const cluster = vm.latin1(clusterPtr, clusterSize);
+        // Envoy's Context::httpCall answers BadArgument at once when the cluster manager has no such cluster.
+        if (s.clusters && !s.clusters.includes(cluster)) return BAD_ARGUMENT;
         const token = vm.nextCallout++;
-        (s.callouts ||= []).push({ token, cluster: vm.latin1(clusterPtr, clusterSize), headers, body: vm.bytes(bodyPtr, bodySize), timeout });
+        (s.callouts ||= []).push({ token, cluster, headers, body: vm.bytes(bodyPtr, bodySize), timeout });
         vm.u32(tokenPtr, token);
         return OK;
       },
@@ -805,6 +808,7 @@ class Exchange {
       const sent = s.respBody;
       s.respTrailers = lowerPairs(trailers);
       const refused = this.trailersCallback(this.bodyHeld ? null : 'respBody', 'proxy_on_response_trailers', trailers.length);
+      if (this.resolveCallouts()) return;
       if (!this.responseHeaders) this.releaseHeaders();
       else this.checkFrozenResponse('OnHttpResponseTrailers');
       if (refused.body && refused.body.length < sent.length) {
@@ -851,6 +855,8 @@ class Exchange {
       if (!this.responseHeaders) this.releaseHeaders();
       if (s.respBody.length) this.client.body.push(s.respBody); // never written in place: no copy needed
     } else if (last) {
+      // With a callout under way the pause waits for its answer, which replaces the response (as in hostemu).
+      if (s.callouts && s.callouts.length > this.calloutsSeen && this.resolveCallouts()) return true;
       throw new RuleError('response-body-paused-at-end-of-stream', 'OnHttpResponseBody paused at end_of_stream: the response would hang');
     }
     return false;
@@ -962,6 +968,7 @@ function play(vm, root, x) {
     ex.withhold = !!x.withhold_bodies;
     ex.calloutAnswers = x.callouts.slice();
     ex.clusters = x.clusters;
+    ex.s.clusters = x.clusters; // proxy_http_call reads them
     let open = false;
     try {
       ex.sendRequest(x.request.headers, x.request.chunks, x.request.trailers);
