@@ -44,6 +44,9 @@ const (
 	ModelEternalAI    = "intellect-1"            // eternalai
 	// ModelFailover is served by openai first, then Azure AI (llama), then EternalAI: README "Failover".
 	ModelFailover = "gpt-4o-ha"
+	// ModelLongContext is served by Azure AI's Llama (an 8k context window) first, then OpenAI's gpt-4o (128k):
+	// a request too long for the first goes on to the second.
+	ModelLongContext = "long-context"
 )
 
 // Config is the demo's filter configuration. Hosts are placeholders: the gateway sends each provider's
@@ -54,14 +57,16 @@ const Config = `{
     {"name": "openai", "dialect": "openai", "host": "api.openai.mock", "api_key": "` + OpenAIKey + `",
      "models": [{"name": "gpt-4o"}, {"name": "text-embedding-3-large"},
                 {"name": "gpt-4o-chat", "model": "gpt-4o", "chat_only": true, "hosted_tools": "drop"},
-                {"name": "gpt-4o-ha", "model": "gpt-4o"}]},
+                {"name": "gpt-4o-ha", "model": "gpt-4o"},
+                {"name": "long-context", "model": "gpt-4o", "priority": 1, "context_window": 128000}]},
     {"name": "azure", "dialect": "azure-openai", "host": "demo.openai.azure.mock", "api_key": "` + AzureOpenAIKey + `",
      "models": [{"name": "gpt-4o-mini", "deployment": "gpt-4o-mini-prod"},
                 {"name": "text-embedding-3-small", "deployment": "embed-prod"}]},
     {"name": "llama", "dialect": "azure-ai", "host": "llama.eastus2.models.ai.azure.mock", "api_key": "` + AzureAIKey + `", "hosted_tools": "drop",
      "models": [{"name": "llama-3-70b", "model": "Meta-Llama-3-70B-Instruct"},
                 {"name": "embed-v3", "model": "Cohere-embed-v3-english"},
-                {"name": "gpt-4o-ha", "model": "Meta-Llama-3-70B-Instruct", "priority": 1}]},
+                {"name": "gpt-4o-ha", "model": "Meta-Llama-3-70B-Instruct", "priority": 1},
+                {"name": "long-context", "model": "Meta-Llama-3-70B-Instruct", "context_window": 8192}]},
     {"name": "eternal", "dialect": "eternalai", "host": "api.eternalai.mock", "api_key": "` + EternalAIKey + `", "hosted_tools": "drop",
      "models": [{"name": "intellect-1", "model": "PrimeIntellect/INTELLECT-1-Instruct"},
                 {"name": "gpt-4o-ha", "model": "PrimeIntellect/INTELLECT-1-Instruct", "priority": 2}]}
@@ -360,6 +365,9 @@ func (e *Env) Curls() []Curl {
 		{Note: "a provider that never answers (x-mock-fail: hang): after the route's timeout (5 s here) Envoy answers 504, and Azure AI serves the request",
 			Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: append(slices.Clone(bearer), [2]string{"x-mock-fail", "hang"}),
 			Body: `{"model":"` + ModelFailover + `",` + hello + `}`, Status: 200, ServedBy: "llama"},
+		{Note: "a prompt too long for Llama's 8k window (x-mock-fail: context-length): " + ModelLongContext + " goes on to the candidate declaring a larger context_window, gpt-4o's 128k",
+			Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: append(slices.Clone(bearer), [2]string{"x-mock-fail", "context-length"}),
+			Body: `{"model":"` + ModelLongContext + `",` + hello + `}`, Status: 200, ServedBy: "openai"},
 		{Note: "the models this gateway serves", URL: e.GatewayURL + "/v1/models", Header: listAuth, Status: 200},
 	}
 	notFound := func(base, note string) Curl {

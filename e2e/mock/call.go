@@ -73,6 +73,9 @@ func (c *call) serve() {
 	case "429", "429-brief":
 		c.errRateLimited()
 		return
+	case "context-length":
+		c.errContextLength()
+		return
 	case "502-html":
 		c.errBadGatewayHTML()
 		return

@@ -177,6 +177,23 @@ func (c *call) errRateLimited() {
 	}
 }
 
+// errContextLength is x-mock-fail: context-length, the request longer than the model's context window, as
+// each provider says it: OpenAI and Azure OpenAI by code, Azure AI's hosted models (vLLM behind the
+// inference API) and EternalAI's in the message only.
+func (c *call) errContextLength() {
+	const vllm = "This model's maximum context length is 8192 tokens. However, you requested 9216 tokens (9000 in the messages, 216 in the completion). Please reduce the length of the messages or completion."
+	switch c.dialect() {
+	case OpenAI, AzureOpenAI:
+		c.openaiErr(http.StatusBadRequest, "invalid_request_error",
+			"This model's maximum context length is 128000 tokens. However, your messages resulted in 130012 tokens. Please reduce the length of the messages.",
+			"messages", "context_length_exceeded")
+	case AzureAI:
+		c.aiErr(http.StatusBadRequest, "Invalid input", vllm)
+	default:
+		c.openaiErr(http.StatusBadRequest, "BadRequestError", vllm, "", "")
+	}
+}
+
 func (c *call) versionOr(def string) string {
 	if v := c.r.URL.Query().Get("api-version"); datedVersion.MatchString(v) {
 		return v

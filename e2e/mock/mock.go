@@ -9,7 +9,7 @@
 // responses created with store true in memory so that previous_response_id and item_reference work.
 //
 // A request header x-mock-fail injects failures (the filter forwards it untouched): 401, 404, 422, 429,
-// 429-brief, 502-html, 503, hang (no answer), cut-stream, no-done, huge-event, gzip. See Provider.ServeHTTP.
+// 429-brief, context-length, 502-html, 503, hang (no answer), cut-stream, no-done, huge-event, gzip. See Provider.ServeHTTP.
 package mock
 
 import (

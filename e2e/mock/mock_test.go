@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/aidialect/aidialect/translate"
 )
 
 // TestAcceptsEveryOperation: a valid request of each operation is answered 200 with the dialect's shape.
@@ -723,6 +725,18 @@ func TestInjectedErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("context-length", func(t *testing.T) {
+		// Each dialect's wording is one the filter recognises, so a context-length failover can be tried
+		// against every mock.
+		for _, d := range Dialects {
+			s := validSpec(d, chat)
+			s.header.Set("x-mock-fail", "context-length")
+			rec := serve(New(d, testOpts[d]), s)
+			if rec.status != 400 || !translate.IsContextLengthError(rec.status, rec.body()) {
+				t.Errorf("%s: %d %s, want a 400 the filter reads as a context-length error", d, rec.status, rec.body())
+			}
+		}
+	})
 	t.Run("502-html", func(t *testing.T) {
 		for _, d := range Dialects {
 			s := validSpec(d, chat)
