@@ -39,6 +39,7 @@ type rawConfig struct {
 	Settings []translate.Setting
 	// Failover is the "failover" object: attempts, health timings, streams (failover.go).
 	Failover rawFailover
+	Budgets  *rawBudgets
 }
 
 type rawProvider struct {
@@ -116,6 +117,7 @@ type config struct {
 	// secrets finds the provider keys in what goes back to clients (an upstream may echo them).
 	secrets  redact.Set
 	failover failoverConfig
+	budgets  budgetConfig
 }
 
 // metricTarget is the label pair of one token metric.
@@ -357,6 +359,9 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 	for _, candidates := range c.exact {
 		// Stable: providers of one priority keep the configuration's order.
 		slices.SortStableFunc(candidates, func(a, b modelRoute) int { return a.priority - b.priority })
+	}
+	if c.budgets, err = parseBudgets(raw.Budgets); err != nil {
+		return nil, err
 	}
 	if c.failover, err = parseFailover(raw.Failover); err != nil {
 		return nil, err

@@ -65,6 +65,9 @@ func decodeRawConfig(root gjson.Result) (rawConfig, error) {
 			return decodeString(path, v, &c.ResponseBindingKeyEnv)
 		case "failover":
 			return decodeFailover(path, v, &c.Failover)
+		case "budgets":
+			c.Budgets = &rawBudgets{}
+			return decodeBudgets(path, v, c.Budgets)
 		}
 		return decodeSetting(translate.GatewaySetting, key, path, v, &c.Settings)
 	})

@@ -855,12 +855,12 @@ func (h *httpContext) answerFromCallout(status int, header func(string) string, 
 		} else {
 			h.state.stream.CloseTo(collect)
 		}
-		h.metrics.countTokens(h.up.route.metricID, h.state.stream.Usage())
+		h.noteUsage(h.state.stream.Usage())
 		h.sendLocal(200, h.cfg.secrets.Redact(out), append(extra, [2]string{"content-type", "text/event-stream"},
 			[2]string{"cache-control", "no-cache"}))
 	default:
 		out, answerHeaders, usage, terr := h.up.Answer(nil, body)
-		h.metrics.countTokens(h.up.route.metricID, usage)
+		h.noteUsage(usage)
 		if terr != nil {
 			h.metrics.countError(codeUpstreamBadJSON)
 			if out == nil {

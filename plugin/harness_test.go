@@ -239,6 +239,7 @@ func runOn(t *testing.T, host *hostemu.Host, ex exchange, o *outcome) *outcome {
 		return o
 	}
 	if x.Upstream == nil {
+		o.clientGone = x.ClientGone // (during a callout that held the request)
 		return o
 	}
 	o.upstreamCalls = 1

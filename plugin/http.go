@@ -127,6 +127,10 @@ type httpContext struct {
 	// calloutPending: a failover attempt's callout is under way; streamGone: Envoy finished the stream (the
 	// client left, or the answer ended), so a late callout answer changes nothing.
 	calloutPending, streamGone bool
+	// lineModel is the model a request line named, for a request held for its body all the same (budgets).
+	lineModel string
+	// budget is the request's token budget check (budget.go).
+	budget budgetState
 
 	// The attempt side: attempts counts the attempts made (0 until the model resolved), up is the current.
 	attempts int
@@ -227,7 +231,12 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 		h.req.PolicyHeader = head.get(name)
 	}
 	model, inRequestLine := h.req.ModelFromHeaders()
-	if !inRequestLine {
+	if !inRequestLine || h.cfg.budgets.on {
+		// With budgets, a request the request line routes waits for its body too: nothing goes upstream before
+		// the budget admits it, and the reservation is estimated from the body.
+		if inRequestLine {
+			h.lineModel = model
+		}
 		h.request = requestHeldForBody
 		if h.cfg.bodyWaitSeconds > 0 {
 			h.plugin.watch.add(h)
@@ -380,16 +389,20 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	headersHeld := h.request == requestHeldForBody
 	h.request = requestSent // or refused below: either way, later request callbacks pass on
 	if headersHeld {
-		if rerr := h.resolveCandidates(body.Model); rerr != nil {
+		model := body.Model
+		if h.lineModel != "" {
+			model = h.lineModel
+		}
+		if rerr := h.resolveCandidates(model); rerr != nil {
 			return h.reply(h.req.Dialect, rerr)
 		}
 		h.plan(h.pinned)
 		var rerr *translate.Error
-		if head, rerr = h.beginAttempt(body.Model); rerr == errAllBenched {
+		if head, rerr = h.beginAttempt(model); rerr == errAllBenched {
 			// Rendered all the same, for the first candidate: a request the client must fix is told so,
 			// rather than told to come back later.
 			allBenched = true
-			head, rerr = h.startAttempt(h.candidates[h.planned.order[0]], 0, health.Admission{}, body.Model)
+			head, rerr = h.startAttempt(h.candidates[h.planned.order[0]], 0, health.Admission{}, model)
 		}
 		if rerr != nil {
 			return h.reply(h.req.Dialect, rerr)
@@ -406,7 +419,7 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 		return h.reply(h.req.Dialect, rerr)
 	}
 	if allBenched {
-		return h.unavailable(body.Model)
+		return h.unavailable(h.modelName)
 	}
 	if out.Changed {
 		h.state.out = out.Body[:0]
@@ -416,6 +429,9 @@ func (h *httpContext) finishRequest(bodySize int) types.Action {
 	}
 	if headersHeld {
 		h.applyRequestHeaders(head, len(out.Body))
+	}
+	if h.cfg.budgets.on {
+		return h.checkBudget()
 	}
 	return types.ActionContinue
 }
@@ -850,7 +866,7 @@ func (h *httpContext) countStreamEnd() {
 	if s.Truncated() {
 		h.metrics.countError(codeUpstreamStreamCut)
 	}
-	h.metrics.countTokens(h.up.route.metricID, s.Usage())
+	h.noteUsage(s.Usage())
 }
 
 // finishBufferedAnswer translates a complete JSON answer or error body.
@@ -879,7 +895,7 @@ func (h *httpContext) finishBufferedAnswer(bodySize int) {
 		h.state = h.plugin.pool.get()
 	}
 	out, headers, usage, terr := h.up.Answer(h.state.out[:0], body)
-	h.metrics.countTokens(h.up.route.metricID, usage)
+	h.noteUsage(usage)
 	if terr != nil {
 		h.metrics.countError(codeUpstreamBadJSON)
 		proxywasm.LogWarnf("aidialect: %s answered %d with a body that is not JSON or cannot be translated (%v); forwarded as is (to a bridged Responses client: a failed Response)", h.up.route.provider.name, h.up.status, terr)
@@ -919,13 +935,14 @@ func (h *httpContext) OnHttpStreamDone() {
 	}()
 	h.plugin.watch.remove(h)
 	h.streamGone = true
+	h.chargeBudget()
 	if h.attempts > 0 && h.up.admitted.Probe && !h.up.recorded {
 		// The probe's request never brought an answer about the provider: the next request probes instead.
 		h.releaseProbe(h.up.route.provider, h.up.key)
 	}
 	if h.calloutPending {
-		// The client left (or Envoy ended the exchange) while a failover callout was under way: Envoy
-		// cancels it, and its answer never comes.
+		// The client left (or Envoy ended the exchange) while a failover callout was under way: the callout
+		// belongs to the root context and goes on, and the SDK drops its answer (docs/envoy-host.md section 9).
 		h.metrics.countFailover(h.up.route.provider.name, "client_gone")
 	}
 	if h.req.Known() {

@@ -44,6 +44,8 @@ type pluginContext struct {
 	picks  uint64
 	// keyBenches remembers the benched keys of providers with several keys, by provider index (failover.go).
 	keyBenches []*keyBenches
+	// charges are the token budget charges this worker has not sent yet (budget.go).
+	charges chargeQueue
 }
 
 // Header list buffers kept for reuse: at most maxPairBufs, each of at most maxKeptHeaderPairs pairs.
@@ -108,8 +110,8 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 	warn := func(format string, args ...any) { proxywasm.LogWarnf("aidialect: "+format, args...) }
 	warnAPIVersions(cfg, warn)
 	warnCandidates(cfg, warn)
-	if cfg.bodyWaitSeconds > 0 {
-		if err := proxywasm.SetTickPeriodMilliSeconds(bodyWatchTick); err != nil {
+	if cfg.bodyWaitSeconds > 0 || cfg.budgets.on {
+		if err := proxywasm.SetTickPeriodMilliSeconds(uint32(cfg.tickMillis())); err != nil {
 			proxywasm.LogWarnf("aidialect: the host refused a tick period (%v): requests whose body never arrives will hang", err)
 		}
 	}

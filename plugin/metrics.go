@@ -16,7 +16,14 @@ const (
 	metricPromptTokens     = "aidialect_prompt_tokens_total"
 	metricCompletionTokens = "aidialect_completion_tokens_total"
 	metricFilterErrors     = "aidialect_filter_errors_total"
+	// metricBudgetChecks counts admissions by result (ok, over_limit, service_failed) and failed charges
+	// (charge_failed); metricBudgetCharged the tokens charged after answers, beyond their reservations.
+	metricBudgetChecks  = "aidialect_budget_checks_total"
+	metricBudgetCharged = "aidialect_budget_charged_tokens_total"
 )
+
+// budgetResults are metricBudgetChecks' result labels.
+var budgetResults = []string{"ok", "over_limit", "service_failed", "charge_failed"}
 
 // Error codes counted besides translate's own.
 const (
@@ -40,6 +47,7 @@ var countedCodes = []string{
 	string(translate.ErrBodyNeverArrived), string(translate.ErrUnsupportedParameter), string(translate.ErrUpstreamEarlyAnswer),
 	string(translate.ErrPreviousResponseNotFound), string(translate.ErrProvidersThrottled),
 	string(translate.ErrProvidersUnavailable), string(translate.ErrUpstreamUnreachable),
+	string(translate.ErrBudgetExceeded), string(translate.ErrBudgetUnavailable),
 }
 
 var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
@@ -54,6 +62,8 @@ type metrics struct {
 	completionTokens []proxywasm.MetricCounter
 	errors           map[string]proxywasm.MetricCounter
 	attempts         []proxywasm.MetricCounter          // by provider index
+	budgetChecks     map[string]proxywasm.MetricCounter // by result; nil without budgets
+	budgetCharged    proxywasm.MetricCounter
 	defined          map[string]proxywasm.MetricCounter // counters defined on first use
 	// names keeps every defined name alive. Envoy copies a name when it is defined; the SDK's proxytest host
 	// (the plugin tests, the local gateway) keeps a view into the guest's memory instead, which a collection
@@ -94,7 +104,30 @@ func defineMetrics(c *config) *metrics {
 	for _, p := range c.providers {
 		m.attempts = append(m.attempts, m.counter(metricAttempts+".provider."+p.name))
 	}
+	if c.budgets.on {
+		m.budgetChecks = map[string]proxywasm.MetricCounter{}
+		for _, r := range budgetResults {
+			m.budgetChecks[r] = m.counter(metricBudgetChecks + ".result." + r)
+		}
+		m.budgetCharged = m.counter(metricBudgetCharged)
+	}
 	return m
+}
+
+func (m *metrics) countBudget(result string) {
+	if m == nil {
+		return
+	}
+	if c, ok := m.budgetChecks[result]; ok {
+		c.Increment(1)
+	}
+}
+
+func (m *metrics) countCharged(tokens int64) {
+	if m == nil || m.budgetChecks == nil || tokens <= 0 {
+		return
+	}
+	m.budgetCharged.Increment(uint64(tokens))
 }
 
 func (m *metrics) countRequest(client translate.Dialect, providerIndex, status int) {

@@ -40,7 +40,8 @@ var (
 		"invalid_deployment", "invalid_json", "invalid_parameter", "extra_parameters_not_allowed", "body_too_large",
 		"unsupported_operation", "unsupported_content_encoding", "unknown_path", "method_not_allowed", "internal_error",
 		"upstream_redirect", "body_never_arrived", "unsupported_parameter", "upstream_answered_early",
-		"previous_response_not_found", "all_providers_rate_limited", "all_providers_unavailable", "upstream_unreachable"}
+		"previous_response_not_found", "all_providers_rate_limited", "all_providers_unavailable", "upstream_unreachable",
+		"budget_exceeded", "budget_unavailable"}
 )
 
 func requestMetric(dialect, provider, class string) string {
@@ -88,7 +89,7 @@ func (v *recordingVM) NewPluginContext(uint32) types.PluginContext {
 // the first request; natively, the names defined are exactly those, each once, and every one is kept.
 func TestMetricsDefinedAtStart(t *testing.T) {
 	want := expectedMetricNames()
-	if n := len(want); n != 4*3*5+2*4+28+2 {
+	if n := len(want); n != 4*3*5+2*4+30+2 {
 		t.Fatalf("the test lists %d names", n)
 	}
 	for _, md := range modes {

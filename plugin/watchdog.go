@@ -16,7 +16,8 @@ import (
 // missing setting. (With the setting, a body callback comes with the body's first bytes; a client that sends
 // headers and then nothing for that long gets the same answer, which says so.)
 
-// bodyWatchTick is how often the watch looks, in milliseconds; a request is answered between
+// bodyWatchTick is how often the watch looks, in milliseconds (more often when budgets flush their charges
+// sooner: config.tickMillis); a request is answered between
 // body_wait_seconds and that plus one tick after it paused. Time is counted in ticks rather than read from a
 // clock: the time package would add a quarter of a MiB to the module.
 const bodyWatchTick = 1000
@@ -50,7 +51,7 @@ func (w *bodyWatch) remove(h *httpContext) {
 	h.watchSlot = 0
 }
 
-// OnTick answers the requests that have waited too long for their body.
+// OnTick answers the requests that have waited too long for their body, and sends the budget charges.
 func (p *pluginContext) OnTick() {
 	defer func() {
 		if r := recover(); r != nil {
@@ -59,10 +60,14 @@ func (p *pluginContext) OnTick() {
 		}
 	}()
 	p.watch.ticks++
-	if p.cfg == nil || p.cfg.bodyWaitSeconds <= 0 {
+	if p.cfg == nil {
 		return
 	}
-	wait := p.cfg.bodyWaitSeconds * 1000 / bodyWatchTick
+	p.flushCharges()
+	if p.cfg.bodyWaitSeconds <= 0 {
+		return
+	}
+	wait := p.cfg.bodyWaitSeconds * 1000 / p.cfg.tickMillis()
 	// From the end: a removal moves the last request into the removed one's place, which was visited already.
 	for i := len(p.watch.waiting) - 1; i >= 0; i-- {
 		if i >= len(p.watch.waiting) {

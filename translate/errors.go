@@ -46,6 +46,10 @@ const (
 	ErrProvidersUnavailable ErrorCode = "all_providers_unavailable"
 	// ErrUpstreamUnreachable: the last attempt got no answer (a failover callout that failed or timed out).
 	ErrUpstreamUnreachable ErrorCode = "upstream_unreachable"
+	// ErrBudgetExceeded: a token budget of the consumer is spent for its window (the rate-limit service said
+	// so); ErrBudgetUnavailable: the budget could not be checked and budgets.on_service_failure is deny.
+	ErrBudgetExceeded    ErrorCode = "budget_exceeded"
+	ErrBudgetUnavailable ErrorCode = "budget_unavailable"
 )
 
 var errorStatus = map[ErrorCode]int{
@@ -72,6 +76,8 @@ var errorStatus = map[ErrorCode]int{
 	ErrProvidersThrottled:        429,
 	ErrProvidersUnavailable:      503,
 	ErrUpstreamUnreachable:       503,
+	ErrBudgetExceeded:            429,
+	ErrBudgetUnavailable:         503,
 }
 
 // Error is an error the filter answers itself, before or instead of calling the upstream.

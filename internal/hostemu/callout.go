@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
 )
 
 // HTTP callouts (proxy_http_call), as Envoy serves them (docs/envoy-host.md section 9): the cluster must be
 // one Envoy has, the headers must carry :method, :path and :authority, the whole answer is buffered (over
-// the limit, or on a reset or timeout, the guest's callback gets no headers and no body), and a callout of a
-// stream that ended is cancelled: its callback never comes. proxytest records the callouts and delivers
+// the limit, or on a reset or timeout, the guest's callback gets no headers and no body), and a callout
+// belongs to the root context (proxy-wasm-cpp-host's http_call), so a stream that ends first does not cancel
+// it: its answer still comes, and the SDK drops it. proxytest records the callouts and delivers
 // whatever answer it is handed; the Exchange checks Envoy's rules and hands them the answer a Callouts
 // function gives.
 
@@ -86,8 +88,15 @@ func (x *Exchange) resolveCallouts(w ClientWriter) (replied, gone bool, err erro
 				answer = x.Callouts(c)
 			}
 			if answer.ClientGone {
-				x.Finish() // Envoy destroys the stream: OnHttpStreamDone, and the callout is cancelled
-				return false, true, nil
+				// Envoy destroys the stream (OnHttpStreamDone); the callout, the root context's, goes on and its
+				// answer still comes, which the SDK drops for a deleted context.
+				x.Finish()
+				x.ClientGone = true
+				id := ids[i]
+				return false, true, x.h.do(func() error {
+					x.h.emu.CallOnHttpCallResponse(id, nil, nil, nil)
+					return nil
+				})
 			}
 			limit := x.h.CalloutBufferLimit
 			if limit == 0 {
@@ -137,4 +146,83 @@ func (x *Exchange) checkCallout(c *Callout) error {
 		}
 	}
 	return nil
+}
+
+// requestCallouts answers the callouts a request callback made before it paused at the end of the request
+// (a budget check): Envoy holds the request until a callout's callback resumes it (proxy_continue_stream,
+// which proxytest records as the stream's action) or answers it locally. done: the filter answered, or the
+// client left (the stream is finished, and the callout's answer still comes, to the root context, where the
+// SDK drops it: docs/envoy-host.md section 9). Called with mu held.
+func (x *Exchange) requestCallouts(where string) (resumed, done bool, err error) {
+	emu := x.h.emu
+	for {
+		pending := x.pendingCallouts()
+		if len(pending) == 0 {
+			return false, false, nil
+		}
+		ids := x.calloutIDs[len(x.calloutIDs)-len(pending):]
+		for i, c := range pending {
+			if err := x.checkCallout(&c); err != nil {
+				return false, true, err
+			}
+			if x.Callouts == nil {
+				return false, true, ruleErr(calloutRule, "the filter made a callout to cluster %q, which this host has no answer for", c.Cluster)
+			}
+			answer := x.Callouts(c)
+			if answer.ClientGone {
+				x.ClientGone = true
+				if !x.done {
+					x.done = true
+					emu.CompleteHttpContext(x.id)
+					x.h.release.release(x.id)
+				}
+				emu.CallOnHttpCallResponse(ids[i], nil, nil, nil) // the answer still comes; the SDK drops it
+				return false, true, nil
+			}
+			x.deliverCallout(ids[i], answer)
+			if local, err := x.localReply(types.ActionPause, "the callout's callback (after "+where+")"); local || err != nil {
+				return false, true, err
+			}
+			if emu.GetCurrentHttpStreamAction(x.id) == types.ActionContinue {
+				return true, false, nil
+			}
+		}
+	}
+}
+
+// deliverCallout hands a callout's answer to the filter, failed when it is over Envoy's buffer limit.
+// Called with mu held.
+func (x *Exchange) deliverCallout(id uint32, answer CalloutAnswer) {
+	limit := x.h.CalloutBufferLimit
+	if limit == 0 {
+		limit = DefaultCalloutBufferLimit
+	}
+	if answer.Failed || len(answer.Body) > limit {
+		x.h.emu.CallOnHttpCallResponse(id, nil, nil, nil)
+		return
+	}
+	x.h.emu.CallOnHttpCallResponse(id, answer.Headers, nil, answer.Body)
+}
+
+// resolveRootCallouts answers the callouts the plugin made from its root context (its tick), and those their
+// callbacks made in turn. Called with mu held.
+func (h *Host) resolveRootCallouts() error {
+	for {
+		all := h.emu.GetCalloutAttributesFromContext(proxytest.PluginContextID)
+		if len(all) <= h.rootCalloutsSeen {
+			return nil
+		}
+		for _, a := range all[h.rootCalloutsSeen:] {
+			h.rootCalloutsSeen++
+			c := Callout{Cluster: a.Upstream, Headers: cloneHeaders(a.Headers), Body: bytes.Clone(a.Body)}
+			x := &Exchange{h: h}
+			if err := x.checkCallout(&c); err != nil {
+				return err
+			}
+			if h.RootCallouts == nil {
+				return ruleErr(calloutRule, "the plugin made a callout to cluster %q from its root context, which this host has no answer for", c.Cluster)
+			}
+			x.deliverCallout(a.CalloutID, h.RootCallouts(c))
+		}
+	}
 }

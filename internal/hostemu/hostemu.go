@@ -77,6 +77,10 @@ type Host struct {
 	// answer may hold (0: DefaultCalloutBufferLimit).
 	Clusters           map[string]bool
 	CalloutBufferLimit int
+	// RootCallouts answers the callouts the plugin makes from its root context (its tick); nil: such a
+	// callout is a rule error. rootCalloutsSeen counts those answered.
+	RootCallouts     func(Callout) CalloutAnswer
+	rootCalloutsSeen int
 }
 
 // OpenStreams is the number of streams the emulator still holds state for: those begun and not finished.
@@ -89,11 +93,12 @@ func (h *Host) OpenStreams() int {
 	return n
 }
 
-// Tick runs the plugin's OnTick, as Envoy does every tick period the plugin set.
+// Tick runs the plugin's OnTick, as Envoy does every tick period the plugin set, then answers the callouts
+// it made (RootCallouts), as Envoy does later on the same worker.
 func (h *Host) Tick() error {
 	return h.do(func() error {
 		h.emu.Tick()
-		return nil
+		return h.resolveRootCallouts()
 	})
 }
 
@@ -390,14 +395,22 @@ func (x *Exchange) requestChunk(chunk []byte, last, hasTrailers bool) (done bool
 		return true, err
 	}
 	x.requestHeld = action != types.ActionContinue
-	switch {
-	case !x.requestHeld:
+	if x.requestHeld && end && !x.responseBegun {
+		// Paused at the end: only a callout under way (a budget check) can resume or answer the request.
+		resumed, done, err := x.requestCallouts("OnHttpRequestBody")
+		if done || err != nil {
+			return true, err
+		}
+		if !resumed {
+			return true, ruleErr("envoy-host 3", "OnHttpRequestBody paused at end_of_stream: the request would hang")
+		}
+		x.requestHeld = false
+	}
+	if !x.requestHeld {
 		x.sent = append(x.sent, emu.GetCurrentRequestBody(x.id)...)
 		if x.requestHeaders == nil {
 			x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
 		}
-	case end && !x.responseBegun:
-		return true, ruleErr("envoy-host 3", "OnHttpRequestBody paused at end_of_stream: the request would hang")
 	}
 	return false, nil
 }
@@ -457,7 +470,13 @@ func (x *Exchange) requestTrailersCallback(trailers [][2]string) (upTrailers [][
 			x.requestHeld = true
 			return nil, true, x.requestEnded(nil)
 		}
-		return nil, true, ruleErr("envoy-host 4", "OnHttpRequestTrailers returned %v: nothing resumes the request, it would hang", action)
+		resumed, done, err := x.requestCallouts("OnHttpRequestTrailers")
+		if done || err != nil {
+			return nil, true, err
+		}
+		if !resumed {
+			return nil, true, ruleErr("envoy-host 4", "OnHttpRequestTrailers returned %v: nothing resumes the request, it would hang", action)
+		}
 	}
 	body := emu.GetCurrentRequestBody(x.id)
 	if x.requestHeld {

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aidialect/aidialect/internal/hostemu"
+)
+
+// fakeRateLimit answers the rate-limit service's JSON API as envoyproxy/ratelimit does for one fixed window:
+// each descriptor adds its hits_addend to its counter, and a descriptor over its limit makes the answer 429
+// OVER_LIMIT (the counters keep what was added, as the service's Redis INCRBY does). The real service is
+// exercised end to end in e2e/budgets_test.go.
+type fakeRateLimit struct {
+	t        *testing.T
+	limits   map[string]int64 // descriptor ("consumer=a" or "consumer=a,model=m") -> tokens per window
+	counts   map[string]int64
+	requests []fakeRLRequest
+	fail     bool // answer nothing (a timeout, a reset)
+}
+
+type fakeRLRequest struct {
+	Domain      string
+	Descriptors []struct {
+		Entries []struct{ Key, Value string }
+		Hits    *int64 `json:"hits_addend"`
+	}
+}
+
+func newFakeRateLimit(t *testing.T, limits map[string]int64) *fakeRateLimit {
+	return &fakeRateLimit{t: t, limits: limits, counts: map[string]int64{}}
+}
+
+func descriptorName(entries []struct{ Key, Value string }) string {
+	parts := make([]string, 0, len(entries))
+	for _, e := range entries {
+		parts = append(parts, e.Key+"="+e.Value)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f *fakeRateLimit) answer(c hostemu.Callout) hostemu.CalloutAnswer {
+	if c.Header(":path") != "/json" || c.Header(":method") != "POST" {
+		f.t.Errorf("the rate-limit callout went to %s %s, want POST /json", c.Header(":method"), c.Header(":path"))
+	}
+	var req fakeRLRequest
+	if err := json.Unmarshal(c.Body, &req); err != nil {
+		f.t.Fatalf("the rate-limit callout's body is not JSON: %v: %s", err, c.Body)
+	}
+	f.requests = append(f.requests, req)
+	if f.fail {
+		return hostemu.CalloutAnswer{Failed: true}
+	}
+	type status struct {
+		Code               string `json:"code"`
+		DurationUntilReset string `json:"durationUntilReset,omitempty"`
+		CurrentLimit       *struct {
+			RequestsPerUnit int64  `json:"requestsPerUnit"`
+			Unit            string `json:"unit"`
+		} `json:"currentLimit,omitempty"`
+	}
+	out := struct {
+		OverallCode string   `json:"overallCode"`
+		Statuses    []status `json:"statuses"`
+	}{OverallCode: "OK"}
+	for _, d := range req.Descriptors {
+		name := descriptorName(d.Entries)
+		hits := int64(1)
+		if d.Hits != nil {
+			hits = *d.Hits
+		}
+		f.counts[name] += hits
+		st := status{Code: "OK"}
+		if limit, ok := f.limits[name]; ok {
+			st.DurationUntilReset = "41s"
+			st.CurrentLimit = &struct {
+				RequestsPerUnit int64  `json:"requestsPerUnit"`
+				Unit            string `json:"unit"`
+			}{limit, "MINUTE"}
+			if f.counts[name] > limit {
+				st.Code, out.OverallCode = "OVER_LIMIT", "OVER_LIMIT"
+			}
+		}
+		out.Statuses = append(out.Statuses, st)
+	}
+	body, _ := json.Marshal(out)
+	code := 200
+	if out.OverallCode == "OVER_LIMIT" {
+		code = 429
+	}
+	return hostemu.CalloutAnswer{Headers: [][2]string{{":status", strconv.Itoa(code)}, {"content-type", "application/json"}}, Body: body}
+}
+
+// budgetTestConfig has two consumers and the budgets object given (its braces' content); "" gives one budget
+// per consumer and one per consumer and model.
+func budgetTestConfig(budgets string) string {
+	if budgets == "" {
+		budgets = `"per": ["consumer", "consumer_model"], "timeout_ms": 200`
+	}
+	return `{
+  "providers": [
+    {"name": "oa", "dialect": "openai", "host": "api.openai.com", "api_key": "sk-oa", "models": [{"name": "gpt-4o"}]},
+    {"name": "az", "dialect": "azure-openai", "host": "r.openai.azure.com", "api_key": "az-key",
+     "models": [{"name": "gpt-4o-mini", "deployment": "mini"}]}
+  ],
+  "consumers": [
+    {"name": "team-a", "key_sha256": "` + hexSum("key-a") + `"},
+    {"name": "team-b", "key_sha256": "` + hexSum("key-b") + `"}
+  ],
+  "budgets": {` + budgets + `}
+}`
+}
+
+func budgetChat(key, model string, stream bool) exchange {
+	ex := chatRequest(model, stream)
+	ex.headers = append(slicesClone(jsonHead), [2]string{"authorization", "Bearer " + key})
+	return ex
+}
+
+const chatUsage70 = `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":50,"completion_tokens":20,"total_tokens":70}}`
+
+func TestBudgets(t *testing.T) {
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			t.Run("admitted, reserved, then charged the rest on the next tick", func(t *testing.T) {
+				s := newFailoverSession(t, md, budgetTestConfig(""))
+				rl := newFakeRateLimit(t, nil)
+				s.host.RootCallouts = rl.answer
+				ex := budgetChat("key-a", "gpt-4o", false)
+				ex.headers = append(ex.headers, [2]string{"x-aidialect-consumer", "team-b"}) // never read
+				ex.callouts = rl.answer
+				ex.upstream = upstreamReply(200, nil, chatUsage70)
+				o := s.do(ex)
+				if o.status != 200 || o.upstreamCalls != 1 {
+					t.Fatalf("client %d, %d upstream calls: %s", o.status, o.upstreamCalls, o.clientBody)
+				}
+				if len(rl.requests) != 1 {
+					t.Fatalf("%d rate-limit requests, want the admission", len(rl.requests))
+				}
+				adm := rl.requests[0]
+				if adm.Domain != "aidialect" || len(adm.Descriptors) != 2 ||
+					descriptorName(adm.Descriptors[0].Entries) != "consumer=team-a" ||
+					descriptorName(adm.Descriptors[1].Entries) != "consumer=team-a,model=gpt-4o" {
+					t.Fatalf("admission %+v", adm)
+				}
+				reserved := *adm.Descriptors[0].Hits
+				if reserved < 1 || reserved > 20 {
+					t.Errorf("reserved %d tokens for a 20-token prompt, want a low estimate", reserved)
+				}
+				if err := s.host.Tick(); err != nil {
+					t.Fatal(err)
+				}
+				if len(rl.requests) != 2 {
+					t.Fatalf("%d rate-limit requests after a tick, want the charge", len(rl.requests))
+				}
+				if got := rl.counts["consumer=team-a"]; got != 70 {
+					t.Errorf("team-a counted %d tokens, want the 70 the provider reported", got)
+				}
+				if got := rl.counts["consumer=team-a,model=gpt-4o"]; got != 70 {
+					t.Errorf("team-a on gpt-4o counted %d tokens, want 70", got)
+				}
+				if rl.counts["consumer=team-b"] != 0 {
+					t.Errorf("team-b was charged for team-a's request")
+				}
+				// Nothing more to send: the next tick makes no callout.
+				_ = s.host.Tick()
+				if len(rl.requests) != 2 {
+					t.Errorf("an idle tick sent %d more requests", len(rl.requests)-2)
+				}
+			})
+			t.Run("over the budget: 429 in the client's dialect, the provider not called", func(t *testing.T) {
+				s := newFailoverSession(t, md, budgetTestConfig(""))
+				rl := newFakeRateLimit(t, map[string]int64{"consumer=team-a": 100})
+				rl.counts["consumer=team-a"] = 100
+				for _, ex := range []exchange{budgetChat("key-a", "gpt-4o", false),
+					{method: "POST", path: "/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-10-21",
+						headers: [][2]string{{"content-type", "application/json"}, {"api-key", "key-a"}},
+						body:    []string{`{"messages":[{"role":"user","content":"hello"}]}`}}} {
+					ex.callouts = rl.answer
+					ex.upstream = upstreamReply(200, nil, chatUsage70)
+					o := s.do(ex)
+					if o.upstreamCalls != 0 || o.status != 429 || o.clientHead["x-aidialect-error"] != "budget_exceeded" ||
+						o.clientHead["retry-after"] != "41" || o.clientError() != "budget_exceeded" {
+						t.Fatalf("%s: %d upstream calls, client %d %v %s", ex.path, o.upstreamCalls, o.status, o.clientHead, o.clientBody)
+					}
+					if !strings.Contains(string(o.clientBody), `team-a`) || !strings.Contains(string(o.clientBody), "per minute") {
+						t.Errorf("the refusal does not name the budget: %s", o.clientBody)
+					}
+				}
+				// team-b has its own budget.
+				ex := budgetChat("key-b", "gpt-4o", false)
+				ex.callouts = rl.answer
+				ex.upstream = upstreamReply(200, nil, chatUsage70)
+				if o := s.do(ex); o.status != 200 {
+					t.Fatalf("team-b refused by team-a's budget: %d %s", o.status, o.clientBody)
+				}
+			})
+			t.Run("the service down: allow lets requests through, deny refuses them", func(t *testing.T) {
+				for _, mode := range []string{"allow", "deny"} {
+					s := newFailoverSession(t, md, budgetTestConfig(`"on_service_failure": "`+mode+`"`))
+					rl := newFakeRateLimit(t, nil)
+					rl.fail = true
+					ex := budgetChat("key-a", "gpt-4o", false)
+					ex.callouts = rl.answer
+					ex.upstream = upstreamReply(200, nil, chatUsage70)
+					ex.onDone = func(o *outcome) {
+						if got := o.counter("aidialect_budget_checks_total.result.service_failed"); got != 1 {
+							t.Errorf("%s: service_failed counted %d", mode, got)
+						}
+					}
+					o := s.do(ex)
+					s.host.Close()
+					switch mode {
+					case "allow":
+						if o.status != 200 || o.upstreamCalls != 1 {
+							t.Errorf("allow: client %d, %d upstream calls", o.status, o.upstreamCalls)
+						}
+					case "deny":
+						if o.status != 503 || o.upstreamCalls != 0 || o.clientError() != "budget_unavailable" {
+							t.Errorf("deny: client %d, %d upstream calls: %s", o.status, o.upstreamCalls, o.clientBody)
+						}
+					}
+				}
+			})
+			t.Run("a charge the service does not take is sent again", func(t *testing.T) {
+				s := newFailoverSession(t, md, budgetTestConfig(`"per": ["consumer"]`))
+				rl := newFakeRateLimit(t, nil)
+				s.host.RootCallouts = rl.answer
+				ex := budgetChat("key-a", "gpt-4o", false)
+				ex.callouts = rl.answer
+				ex.upstream = upstreamReply(200, nil, chatUsage70)
+				s.do(ex)
+				reserved := rl.counts["consumer=team-a"]
+				rl.fail = true
+				_ = s.host.Tick()
+				rl.fail = false
+				_ = s.host.Tick()
+				if got := rl.counts["consumer=team-a"]; got != 70 || got == reserved {
+					t.Fatalf("counted %d after a failed and a good flush, want 70", got)
+				}
+			})
+			t.Run("a stream is charged from its usage chunk", func(t *testing.T) {
+				s := newFailoverSession(t, md, budgetTestConfig(`"per": ["consumer"]`))
+				rl := newFakeRateLimit(t, nil)
+				s.host.RootCallouts = rl.answer
+				ex := budgetChat("key-a", "gpt-4o", true)
+				ex.callouts = rl.answer
+				sse := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}` + "\n\n" +
+					`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":40,"completion_tokens":60,"total_tokens":100}}` + "\n\ndata: [DONE]\n\n"
+				ex.upstream = &upstreamAnswer{status: 200, headers: [][2]string{{"content-type", "text/event-stream"}}, chunks: []string{sse}}
+				if o := s.do(ex); o.status != 200 {
+					t.Fatalf("client %d", o.status)
+				}
+				_ = s.host.Tick()
+				if got := rl.counts["consumer=team-a"]; got != 100 {
+					t.Fatalf("counted %d, want the stream's 100", got)
+				}
+			})
+			t.Run("the client leaves during the admission", func(t *testing.T) {
+				s := newFailoverSession(t, md, budgetTestConfig(""))
+				ex := budgetChat("key-a", "gpt-4o", false)
+				ex.callouts = func(hostemu.Callout) hostemu.CalloutAnswer { return hostemu.CalloutAnswer{ClientGone: true} }
+				ex.upstream = upstreamReply(200, nil, chatUsage70)
+				if o := s.do(ex); o.upstreamCalls != 0 || !o.clientGone {
+					t.Fatalf("%d upstream calls, gone %v", o.upstreamCalls, o.clientGone)
+				}
+				if dead := s.host.Dead(); dead != nil {
+					t.Fatal(dead)
+				}
+			})
+		})
+	}
+}
+
+func TestBudgetConfig(t *testing.T) {
+	for _, tt := range []struct{ name, budgets, wantErr string }{
+		{"defaults", `{}`, ""},
+		{"unknown key", `{"limit": 5}`, "budgets.limit"},
+		{"bad per", `{"per": ["team"]}`, "budgets.per[0]"},
+		{"empty per", `{"per": []}`, "names no budget"},
+		{"timeout", `{"timeout_ms": 0}`, "budgets.timeout_ms"},
+		{"flush", `{"flush_ms": 5}`, "budgets.flush_ms"},
+		{"failure mode", `{"on_service_failure": "maybe"}`, "budgets.on_service_failure"},
+		{"domain", `{"domain": "a b"}`, "budgets.domain"},
+		{"cluster", `{"cluster": "a\nb"}`, "budgets.cluster"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig([]byte(`{"providers":[`+minimalProvider+`],"budgets":`+tt.budgets+`}`), func(string) string { return "" })
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("err %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
