@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
 )
@@ -148,46 +149,87 @@ func (x *Exchange) checkCallout(c *Callout) error {
 	return nil
 }
 
-// requestCallouts answers the callouts a request callback made before it paused at the end of the request
-// (a budget check): Envoy holds the request until a callout's callback resumes it (proxy_continue_stream,
-// which proxytest records as the stream's action) or answers it locally. done: the filter answered, or the
-// client left (the stream is finished, and the callout's answer still comes, to the root context, where the
-// SDK drops it: docs/envoy-host.md section 9). Called with mu held.
-func (x *Exchange) requestCallouts(where string) (resumed, done bool, err error) {
-	emu := x.h.emu
+// awaitRequestCallouts answers the callouts a request callback made before it paused at the end of the
+// request (a budget check): Envoy holds the request until a callout's callback resumes it
+// (proxy_continue_stream, which proxytest records as the stream's action) or answers it locally. Each answer
+// is fetched without the host lock, as Envoy's worker goes on serving other streams while a callout is out.
+// A client that leaves finishes the stream; the callout, the root context's, still answers, and the SDK
+// drops the answer (docs/envoy-host.md section 9).
+func (x *Exchange) awaitRequestCallouts() error {
+	if x.awaiting == "" {
+		return nil
+	}
+	where := x.awaiting
+	x.awaiting = ""
 	for {
-		pending := x.pendingCallouts()
-		if len(pending) == 0 {
-			return false, false, nil
+		var pending []Callout
+		var ids []uint32
+		if err := x.h.do(func() error {
+			pending = x.pendingCallouts()
+			ids = x.calloutIDs[len(x.calloutIDs)-len(pending):]
+			return nil
+		}); err != nil {
+			return err
 		}
-		ids := x.calloutIDs[len(x.calloutIDs)-len(pending):]
+		if len(pending) == 0 {
+			if where == "OnHttpRequestTrailers" {
+				return ruleErr("envoy-host 4", "OnHttpRequestTrailers paused with callouts whose callbacks neither resumed nor answered the request: it would hang")
+			}
+			return ruleErr("envoy-host 3", "OnHttpRequestBody paused at end_of_stream, and the callouts' callbacks neither resumed nor answered the request: it would hang")
+		}
 		for i, c := range pending {
 			if err := x.checkCallout(&c); err != nil {
-				return false, true, err
+				return err
 			}
 			if x.Callouts == nil {
-				return false, true, ruleErr(calloutRule, "the filter made a callout to cluster %q, which this host has no answer for", c.Cluster)
+				return ruleErr(calloutRule, "the filter made a callout to cluster %q, which this host has no answer for", c.Cluster)
 			}
 			answer := x.Callouts(c)
+			id := ids[i]
 			if answer.ClientGone {
+				x.Finish()
 				x.ClientGone = true
-				if !x.done {
-					x.done = true
-					emu.CompleteHttpContext(x.id)
-					x.h.release.release(x.id)
+				return x.h.do(func() error {
+					x.h.emu.CallOnHttpCallResponse(id, nil, nil, nil)
+					return nil
+				})
+			}
+			resumed := false
+			err := x.h.do(func() error {
+				x.deliverCallout(id, answer)
+				if local, err := x.localReply(types.ActionPause, "the callout's callback (after "+where+")"); local || err != nil {
+					return errLocalReplied
 				}
-				emu.CallOnHttpCallResponse(ids[i], nil, nil, nil) // the answer still comes; the SDK drops it
-				return false, true, nil
+				if x.h.emu.GetCurrentHttpStreamAction(x.id) != types.ActionContinue {
+					return nil
+				}
+				resumed = true
+				return x.resumeRequest(where)
+			})
+			if err == errLocalReplied {
+				return nil
 			}
-			x.deliverCallout(ids[i], answer)
-			if local, err := x.localReply(types.ActionPause, "the callout's callback (after "+where+")"); local || err != nil {
-				return false, true, err
-			}
-			if emu.GetCurrentHttpStreamAction(x.id) == types.ActionContinue {
-				return true, false, nil
+			if err != nil || resumed {
+				return err
 			}
 		}
 	}
+}
+
+// resumeRequest sends on a request a callout's callback resumed: Envoy continues it from the callback that
+// paused, with the body it buffered (and the trailers). Called with mu held.
+func (x *Exchange) resumeRequest(where string) error {
+	emu := x.h.emu
+	x.requestHeld = false
+	x.sent = append(x.sent, emu.GetCurrentRequestBody(x.id)...)
+	if x.requestHeaders == nil {
+		x.requestHeaders = headerMap(emu.GetCurrentRequestHeaders(x.id))
+	}
+	var upTrailers [][2]string
+	if where == "OnHttpRequestTrailers" {
+		upTrailers = currentTrailers(proxywasm.GetHttpRequestTrailers, x.awaitingTrailers)
+	}
+	return x.requestEnded(upTrailers)
 }
 
 // deliverCallout hands a callout's answer to the filter, failed when it is over Envoy's buffer limit.
@@ -205,16 +247,26 @@ func (x *Exchange) deliverCallout(id uint32, answer CalloutAnswer) {
 }
 
 // resolveRootCallouts answers the callouts the plugin made from its root context (its tick), and those their
-// callbacks made in turn. Called with mu held.
+// callbacks made in turn; each answer is fetched without the host lock.
 func (h *Host) resolveRootCallouts() error {
 	for {
-		all := h.emu.GetCalloutAttributesFromContext(proxytest.PluginContextID)
-		if len(all) <= h.rootCalloutsSeen {
+		var pending []Callout
+		var ids []uint32
+		if err := h.do(func() error {
+			all := h.emu.GetCalloutAttributesFromContext(proxytest.PluginContextID)
+			for _, a := range all[min(h.rootCalloutsSeen, len(all)):] {
+				pending = append(pending, Callout{Cluster: a.Upstream, Headers: cloneHeaders(a.Headers), Body: bytes.Clone(a.Body)})
+				ids = append(ids, a.CalloutID)
+			}
+			h.rootCalloutsSeen = len(all)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(pending) == 0 {
 			return nil
 		}
-		for _, a := range all[h.rootCalloutsSeen:] {
-			h.rootCalloutsSeen++
-			c := Callout{Cluster: a.Upstream, Headers: cloneHeaders(a.Headers), Body: bytes.Clone(a.Body)}
+		for i, c := range pending {
 			x := &Exchange{h: h}
 			if err := x.checkCallout(&c); err != nil {
 				return err
@@ -222,7 +274,13 @@ func (h *Host) resolveRootCallouts() error {
 			if h.RootCallouts == nil {
 				return ruleErr(calloutRule, "the plugin made a callout to cluster %q from its root context, which this host has no answer for", c.Cluster)
 			}
-			x.deliverCallout(a.CalloutID, h.RootCallouts(c))
+			answer := h.RootCallouts(c)
+			if err := h.do(func() error {
+				x.deliverCallout(ids[i], answer)
+				return nil
+			}); err != nil {
+				return err
+			}
 		}
 	}
 }

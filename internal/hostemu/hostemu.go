@@ -96,10 +96,13 @@ func (h *Host) OpenStreams() int {
 // Tick runs the plugin's OnTick, as Envoy does every tick period the plugin set, then answers the callouts
 // it made (RootCallouts), as Envoy does later on the same worker.
 func (h *Host) Tick() error {
-	return h.do(func() error {
+	if err := h.do(func() error {
 		h.emu.Tick()
-		return h.resolveRootCallouts()
-	})
+		return nil
+	}); err != nil {
+		return err
+	}
+	return h.resolveRootCallouts()
 }
 
 // New starts the plugin with the configuration. proxytest allows one emulator per process at a time: Close
@@ -253,6 +256,10 @@ type Exchange struct {
 	calloutIDs        []uint32
 	// ClientGone: the client left while a callout was under way (its answer said ClientGone).
 	ClientGone bool
+	// awaiting names the request callback that paused at the end of the request with a callout under way
+	// ("": none); awaitingTrailers are the request's trailers when it was the trailers callback.
+	awaiting         string
+	awaitingTrailers [][2]string
 }
 
 // Request is a request as it leaves the filter.
@@ -312,7 +319,10 @@ func (x *Exchange) SendRequest(headers [][2]string, chunks [][]byte) error {
 // released; its Continue forwards headers, body and trailers as the filter left them. Its Pause would hang
 // the request (a *RuleError), and a local reply from it stops the request like from any other callback.
 func (x *Exchange) SendRequestTrailers(headers [][2]string, chunks [][]byte, trailers [][2]string) error {
-	return x.h.do(func() error { return x.sendRequest(headers, chunks, trailers) })
+	if err := x.h.do(func() error { return x.sendRequest(headers, chunks, trailers) }); err != nil {
+		return err
+	}
+	return x.awaitRequestCallouts()
 }
 
 // BeginRequest runs OnHttpRequestHeaders alone, for a caller that then delivers the body with RequestChunk
@@ -333,18 +343,21 @@ func (x *Exchange) BeginRequest(headers [][2]string, endOfStream bool) error {
 // at end_of_stream hangs a request whose response has not begun (a *RuleError), and otherwise ends with the
 // response.
 func (x *Exchange) RequestChunk(chunk []byte, last bool) error {
-	return x.h.do(func() error {
+	if err := x.h.do(func() error {
 		if x.Local != nil || x.responseEnded || x.withheld {
 			return nil
 		}
-		if _, err := x.requestChunk(chunk, last, false); err != nil {
+		if done, err := x.requestChunk(chunk, last, false); done || err != nil {
 			return err
 		}
 		if last {
 			return x.requestEnded(nil)
 		}
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	return x.awaitRequestCallouts()
 }
 
 // RequestTrailers ends the request with trailers after BeginRequest and RequestChunk (its chunks sent with
@@ -352,7 +365,7 @@ func (x *Exchange) RequestChunk(chunk []byte, last bool) error {
 // locally. A filter that holds the request may return Pause here only once the response began: the request
 // then ends with the response, as at end_of_stream; before that, a Pause hangs the request (envoy-host 4).
 func (x *Exchange) RequestTrailers(trailers [][2]string) error {
-	return x.h.do(func() error {
+	if err := x.h.do(func() error {
 		if x.Local != nil || x.responseEnded || x.withheld {
 			return nil
 		}
@@ -361,7 +374,10 @@ func (x *Exchange) RequestTrailers(trailers [][2]string) error {
 			return err
 		}
 		return x.requestEnded(upTrailers)
-	})
+	}); err != nil {
+		return err
+	}
+	return x.awaitRequestCallouts()
 }
 
 // requestHeadersCallback runs OnHttpRequestHeaders; done: nothing more is delivered (a local reply, or
@@ -397,14 +413,11 @@ func (x *Exchange) requestChunk(chunk []byte, last, hasTrailers bool) (done bool
 	x.requestHeld = action != types.ActionContinue
 	if x.requestHeld && end && !x.responseBegun {
 		// Paused at the end: only a callout under way (a budget check) can resume or answer the request.
-		resumed, done, err := x.requestCallouts("OnHttpRequestBody")
-		if done || err != nil {
-			return true, err
-		}
-		if !resumed {
+		if len(emu.GetCalloutAttributesFromContext(x.id)) == x.calloutsSeen {
 			return true, ruleErr("envoy-host 3", "OnHttpRequestBody paused at end_of_stream: the request would hang")
 		}
-		x.requestHeld = false
+		x.awaiting = "OnHttpRequestBody"
+		return true, nil
 	}
 	if !x.requestHeld {
 		x.sent = append(x.sent, emu.GetCurrentRequestBody(x.id)...)
@@ -441,6 +454,9 @@ func (x *Exchange) sendRequest(headers [][2]string, chunks [][]byte, trailers []
 			return err
 		}
 	}
+	if x.awaiting != "" {
+		return nil
+	}
 	var upTrailers [][2]string
 	if hasTrailers {
 		var done bool
@@ -470,13 +486,11 @@ func (x *Exchange) requestTrailersCallback(trailers [][2]string) (upTrailers [][
 			x.requestHeld = true
 			return nil, true, x.requestEnded(nil)
 		}
-		resumed, done, err := x.requestCallouts("OnHttpRequestTrailers")
-		if done || err != nil {
-			return nil, true, err
-		}
-		if !resumed {
+		if len(emu.GetCalloutAttributesFromContext(x.id)) == x.calloutsSeen {
 			return nil, true, ruleErr("envoy-host 4", "OnHttpRequestTrailers returned %v: nothing resumes the request, it would hang", action)
 		}
+		x.awaiting, x.awaitingTrailers = "OnHttpRequestTrailers", trailers
+		return nil, true, nil
 	}
 	body := emu.GetCurrentRequestBody(x.id)
 	if x.requestHeld {
