@@ -277,17 +277,25 @@ func (p *Plugin) Exchange(x *Exchange) (*Outcome, error) {
 // exchanges for a local reply the tick sent, with the checks of any local reply (Exchange.CheckTickReply).
 // It returns the outcomes of the exchanges it answered (Outcome.Withheld names each); they are finished.
 func (p *Plugin) Tick() ([]*Outcome, error) {
+	replies, _, err := p.TickWith(nil)
+	return replies, err
+}
+
+// TickWith is Tick for a plugin that makes callouts from its tick (budget charges): they get answers, in
+// order, and are returned as made.
+func (p *Plugin) TickWith(answers []CalloutAnswer) ([]*Outcome, []Callout, error) {
 	var r struct {
-		Replies []*Outcome `json:"replies"`
-		Dead    string     `json:"dead"`
+		Replies  []*Outcome `json:"replies"`
+		Callouts []Callout  `json:"callouts"`
+		Dead     string     `json:"dead"`
 	}
-	if err := p.vm.h.call("tick", map[string]any{"plugin": p.ID}, &r); err != nil {
-		return nil, err
+	if err := p.vm.h.call("tick", map[string]any{"plugin": p.ID, "callouts": answers}, &r); err != nil {
+		return nil, nil, err
 	}
 	if r.Dead != "" {
-		return nil, errors.New(r.Dead)
+		return nil, r.Callouts, errors.New(r.Dead)
 	}
-	return r.Replies, nil
+	return r.Replies, r.Callouts, nil
 }
 
 // Finish ends a withheld exchange the plugin never answered (hostemu's Exchange.Finish).

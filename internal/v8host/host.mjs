@@ -483,8 +483,10 @@ class VM {
         return OK;
       },
       proxy_http_call(clusterPtr, clusterSize, headersPtr, headersSize, bodyPtr, bodySize, trailersPtr, trailersSize, timeout, tokenPtr) {
-        // Recorded on the stream that made it; the exchange delivers its answer (callout ops).
-        const s = vm.stream();
+        // Recorded on the stream that made it (the exchange delivers its answer), or on the root context that
+        // made it from its tick (op tick delivers those). cpp-host's http_call gives every callout to the root
+        // context, so a stream that ends first does not cancel its callouts.
+        const s = vm.stream() || vm.roots.get(vm.active);
         if (!s) return BAD_ARGUMENT;
         const headers = deserializeMap(vm.bytes(headersPtr, headersSize));
         for (const name of [':method', ':path', ':authority']) {
@@ -498,8 +500,13 @@ class VM {
         vm.u32(tokenPtr, token);
         return OK;
       },
-      proxy_continue_stream() {
-        return UNIMPLEMENTED; // resuming from outside a callback: not modelled (hostemu has no such path either)
+      proxy_continue_stream(streamType) {
+        // From a callout's callback (the SDK made the caller's stream the effective context): the stream that
+        // paused goes on (Envoy's continueDecoding / continueEncoding). Only resuming a request is modelled.
+        const s = vm.stream();
+        if (!s || streamType !== 0) return BAD_ARGUMENT;
+        s.continued = true;
+        return OK;
       },
       proxy_close_stream() {
         return UNIMPLEMENTED;
@@ -695,11 +702,15 @@ class Exchange {
       this.checkFrozenRequest('OnHttpRequestBody');
       if (this.localReply(action, 'OnHttpRequestBody')) return;
       held = action !== CONTINUE;
+      if (held && last) {
+        // Only a callout under way (a budget check) can resume or answer a request paused at its end.
+        const how = this.awaitRequestCallouts('OnHttpRequestBody');
+        if (how !== 'resumed') return;
+        held = false;
+      }
       if (!held) {
         sent.push(s.reqBody);
         if (!this.requestHeaders) this.requestHeaders = snapshot(s.reqHeaders);
-      } else if (last) {
-        throw new RuleError('request-body-paused-at-end-of-stream', 'OnHttpRequestBody paused at end_of_stream: the request would hang');
       }
     }
     let upTrailers = null;
@@ -710,9 +721,7 @@ class Exchange {
       action = refused.action;
       this.checkFrozenRequest('OnHttpRequestTrailers');
       if (this.localReply(action, 'OnHttpRequestTrailers')) return;
-      if (action !== CONTINUE) {
-        throw new RuleError('request-trailers-paused', `OnHttpRequestTrailers returned ${action}: nothing resumes the request, it would hang`);
-      }
+      if (action !== CONTINUE && this.awaitRequestCallouts('OnHttpRequestTrailers') !== 'resumed') return;
       if (held) sent.push(s.reqBody);
       else if (refused.body && !before.equals(refused.body)) {
         throw new RuleError('request-trailers-body-edit-not-held',
@@ -880,6 +889,36 @@ class Exchange {
     return true;
   }
 
+  // awaitRequestCallouts delivers the answers of the callouts a request callback made before it paused at the
+  // end of the request (a budget check): 'resumed' when a callback continued the request
+  // (proxy_continue_stream), 'replied' when one answered it locally, 'gone' when the client left. With no
+  // callout pending, or none of them resuming or answering, the request would hang: a RuleError.
+  awaitRequestCallouts(where) {
+    const vm = this.vm, s = this.s;
+    const hang = () => where === 'OnHttpRequestTrailers'
+      ? new RuleError('request-trailers-paused', 'OnHttpRequestTrailers paused and nothing resumes the request: it would hang')
+      : new RuleError('request-body-paused-at-end-of-stream', 'OnHttpRequestBody paused at end_of_stream: the request would hang');
+    if (!s.callouts || this.calloutsSeen >= s.callouts.length) throw hang();
+    while (s.callouts && this.calloutsSeen < s.callouts.length) {
+      const c = s.callouts[this.calloutsSeen++];
+      this.calloutsMade.push({ cluster: c.cluster, headers: c.headers, body: c.body });
+      const answer = this.calloutAnswers.shift();
+      if (!answer) throw new Error(`the filter made a callout to ${c.cluster}, and the exchange lists no answer for it`);
+      if (answer.client_gone) this.finish();
+      deliverCallout(vm, this.root, c, answer);
+      if (answer.client_gone) {
+        this.clientGone = true;
+        return 'gone';
+      }
+      if (this.localReply(PAUSE, "the callout's callback")) return 'replied';
+      if (s.continued) {
+        s.continued = false;
+        return 'resumed';
+      }
+    }
+    throw hang();
+  }
+
   // resolveCallouts delivers the answers of the callouts the filter made (docs/envoy-host.md section 9), in
   // the order the exchange lists them, until none is pending. It reports whether the exchange ended: a local
   // reply from a callback (sent straight to the client: Envoy's encoder filters, this one included, do not see
@@ -997,15 +1036,40 @@ function catchOutcome(out, e) {
   else throw e;
 }
 
+// deliverCallout hands a callout's answer to the root context's proxy_on_http_call_response: no headers and no
+// body for a failure or an answer over Envoy's buffer limit.
+function deliverCallout(vm, root, c, answer) {
+  let headers = [], body = EMPTY;
+  if (!answer.failed && !answer.client_gone && answer.body.length <= CALLOUT_BUFFER_LIMIT) {
+    headers = [[':status', String(answer.status)], ...lowerPairs(answer.headers)];
+    body = answer.body;
+  }
+  vm.calloutResponse = { headers, body };
+  try {
+    vm.callback(root, 'proxy_on_http_call_response', root, c.token, headers.length, body.length, 0);
+  } finally {
+    vm.calloutResponse = null;
+  }
+}
+
 // Withheld exchanges, by id: hostemu's Exchange.Withheld, answered by CheckTickReply after a tick.
 const pending = new Map();
 let nextPending = 1;
 
 // tick runs the plugin's proxy_on_tick, then checks every withheld exchange of the plugin for a local reply
 // the tick sent (hostemu's Host.Tick, then Exchange.CheckTickReply); those are finished and returned.
-function tick(vm, root) {
+function tick(vm, root, answers, made) {
   const replies = [];
   vm.callback(root, 'proxy_on_tick', root);
+  // The callouts the tick made, and those their callbacks made in turn, answered in the order given.
+  const r = vm.roots.get(root);
+  while (r.callouts && (r.calloutsSeen || 0) < r.callouts.length) {
+    const c = r.callouts[r.calloutsSeen = (r.calloutsSeen || 0) + 1, r.calloutsSeen - 1];
+    made.push({ cluster: c.cluster, headers: c.headers, body: c.body });
+    const answer = answers.shift();
+    if (!answer) throw new Error(`the plugin made a callout to ${c.cluster} from its tick, and the tick lists no answer for it`);
+    deliverCallout(vm, root, c, answer);
+  }
   for (const [id, p] of pending) {
     if (p.root !== root || p.ex.vm !== vm || !p.ex.s.local) continue;
     const out = { local: null, upstream: null, client: null, rule: null, dead: null, route_clears: 0, withheld: id };
@@ -1067,6 +1131,10 @@ function decodeExchange(x) {
 
 const b64 = (buf) => buf.toString('base64');
 
+function encodeCallout(c) {
+  return { cluster: c.cluster, headers: c.headers, body: b64(c.body) };
+}
+
 function encodeOutcome(o) {
   const msg = (m) => m && { status: m.status, headers: m.headers, body: b64(Array.isArray(m.body) ? Buffer.concat(m.body) : m.body), trailers: m.trailers ?? null };
   return {
@@ -1077,7 +1145,7 @@ function encodeOutcome(o) {
     dead: o.dead,
     route_clears: o.route_clears,
     withheld: o.withheld,
-    callouts: (o.callouts || []).map((c) => ({ cluster: c.cluster, headers: c.headers, body: b64(c.body) })),
+    callouts: (o.callouts || []).map(encodeCallout),
     client_gone: !!o.client_gone,
   };
 }
@@ -1241,13 +1309,15 @@ const ops = {
     return { bytes: getVM(vm).memoryBytes() };
   },
   // tick: the plugin's proxy_on_tick; replies are the withheld exchanges it answered, with their outcomes.
-  tick({ plugin }) {
+  tick({ plugin, callouts }) {
     const p = getPlugin(plugin);
+    const made = [];
+    const answers = (callouts || []).map((c) => ({ status: c.status, headers: c.headers || [], body: Buffer.from(c.body || '', 'base64'), failed: !!c.failed }));
     try {
-      return { replies: tick(p.vm, p.root).map(encodeOutcome) };
+      return { replies: tick(p.vm, p.root, answers, made).map(encodeOutcome), callouts: made.map(encodeCallout) };
     } catch (e) {
       if (!(e instanceof VMDead)) throw e;
-      return { dead: e.message, replies: [] };
+      return { dead: e.message, replies: [], callouts: made.map(encodeCallout) };
     }
   },
   // finish ends a withheld exchange that is still open (hostemu's Exchange.Finish).
