@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/aidialect/aidialect/internal/hostemu"
+	"github.com/aidialect/aidialect/internal/services"
 )
 
 // fakeRateLimit answers the rate-limit service's JSON API as envoyproxy/ratelimit does for one fixed window:
@@ -291,6 +295,99 @@ func TestBudgetConfig(t *testing.T) {
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("err %v, want %q", err, tt.wantErr)
 			}
+		})
+	}
+}
+
+// realRateLimit answers callouts to the budget cluster by sending them to the rate-limit service at addr, as
+// Envoy's cluster would.
+func realRateLimit(t *testing.T, addr string) func(hostemu.Callout) hostemu.CalloutAnswer {
+	return func(c hostemu.Callout) hostemu.CalloutAnswer {
+		req, err := http.NewRequest(c.Header(":method"), "http://"+addr+c.Header(":path"), bytes.NewReader(c.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("content-type", c.Header("content-type"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return hostemu.CalloutAnswer{Failed: true}
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return hostemu.CalloutAnswer{Headers: [][2]string{{":status", strconv.Itoa(resp.StatusCode)},
+			{"content-type", resp.Header.Get("content-type")}}, Body: body}
+	}
+}
+
+// TestBudgetsAgainstTheRealService: the filter, natively and compiled, against envoyproxy/ratelimit and
+// Redis: one instance spends team-a's budget, and another instance started after it (a second replica)
+// refuses team-a from the shared counters while team-b still passes.
+func TestBudgetsAgainstTheRealService(t *testing.T) {
+	redis, err := services.StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer redis.Stop()
+	rl, err := services.StartRateLimit(redis.Addr, `domain: aidialect
+descriptors:
+  - key: consumer
+    value: team-a
+    rate_limit: {unit: hour, requests_per_unit: 150}
+  - key: consumer
+    value: team-b
+    rate_limit: {unit: hour, requests_per_unit: 100000}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rl.Stop()
+	answer := realRateLimit(t, rl.Addr)
+	for i, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			// The second mode finds team-a's budget spent by the first (one window, one Redis): its first
+			// request is refused at once, which is the point of the shared counters.
+			replica := func() *failoverSession {
+				s := newFailoverSession(t, md, budgetTestConfig(`"per": ["consumer"], "timeout_ms": 2000`))
+				s.host.RootCallouts = answer
+				return s
+			}
+			first := replica()
+			admitted := 0
+			for range 10 {
+				ex := budgetChat("key-a", "gpt-4o", false)
+				ex.callouts = answer
+				ex.upstream = upstreamReply(200, nil, chatUsage70)
+				o := first.do(ex)
+				if err := first.host.Tick(); err != nil { // the charge goes out
+					t.Fatal(err)
+				}
+				if o.status == 429 {
+					break
+				}
+				if o.status != 200 {
+					t.Fatalf("client %d %s", o.status, o.clientBody)
+				}
+				admitted++
+			}
+			if i == 0 && admitted != 3 {
+				// 70 tokens a request against 150 an hour: the third is admitted (140 spent), the fourth refused.
+				t.Errorf("%d requests admitted before the refusal, want 3", admitted)
+			}
+			first.host.Close()
+			second := replica()
+			ex := budgetChat("key-a", "gpt-4o", false)
+			ex.callouts = answer
+			ex.upstream = upstreamReply(200, nil, chatUsage70)
+			if o := second.do(ex); o.status != 429 || o.upstreamCalls != 0 || o.clientHead["retry-after"] == "" {
+				t.Fatalf("the second replica admitted team-a: %d %v %s", o.status, o.clientHead, o.clientBody)
+			}
+			ex = budgetChat("key-b", "gpt-4o", false)
+			ex.callouts = answer
+			ex.upstream = upstreamReply(200, nil, chatUsage70)
+			if o := second.do(ex); o.status != 200 {
+				t.Fatalf("team-b refused: %d %s", o.status, o.clientBody)
+			}
+			second.host.Close()
 		})
 	}
 }

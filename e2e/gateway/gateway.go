@@ -81,6 +81,12 @@ type Gateway struct {
 	log           *log.Logger
 	// headersTimeout: Options.HeadersTimeout.
 	headersTimeout time.Duration
+	// calloutTimeouts are the callouts' timeouts by cluster (defaultCalloutTimeout for the others): the
+	// filter gives each callout its timeout, which Envoy enforces; proxytest does not record it, so the
+	// gateway reads the configuration's (budgets.timeout_ms for the budget cluster, failover's for the rest).
+	calloutTimeouts       map[string]time.Duration
+	defaultCalloutTimeout time.Duration
+	stopTicks             chan struct{}
 }
 
 // maxBody bounds what the gateway reads from a client before the filter's own max_request_bytes applies.
@@ -118,15 +124,22 @@ func New(opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{
-		wasm:           opts.Wasm,
-		config:         cfg,
-		host:           host,
-		vm:             vm,
-		routingHeader:  orDefault(gjson.GetBytes(cfg, "routing_header").String(), "x-aidialect-provider"),
-		upstreams:      map[string]*url.URL{},
-		log:            opts.Logger,
-		headersTimeout: opts.HeadersTimeout,
+		wasm:                  opts.Wasm,
+		config:                cfg,
+		host:                  host,
+		vm:                    vm,
+		routingHeader:         orDefault(gjson.GetBytes(cfg, "routing_header").String(), "x-aidialect-provider"),
+		upstreams:             map[string]*url.URL{},
+		log:                   opts.Logger,
+		headersTimeout:        opts.HeadersTimeout,
+		calloutTimeouts:       map[string]time.Duration{},
+		defaultCalloutTimeout: time.Duration(orDefaultInt(gjson.GetBytes(cfg, "failover.callout_timeout_seconds").Int(), 120)) * time.Second,
+		stopTicks:             make(chan struct{}),
 	}
+	if b := gjson.GetBytes(cfg, "budgets"); b.Exists() {
+		g.calloutTimeouts[orDefault(b.Get("cluster").String(), "ratelimit")] = time.Duration(orDefaultInt(b.Get("timeout_ms").Int(), 100)) * time.Millisecond
+	}
+	host.RootCallouts = g.rootCallout
 	for name, raw := range opts.Upstreams {
 		u, err := url.Parse(raw)
 		if err != nil || u.Scheme == "" || u.Host == "" {
@@ -147,7 +160,43 @@ func New(opts Options) (*Gateway, error) {
 	g.client = &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}
+	go g.tick()
 	return g, nil
+}
+
+// tick runs the plugin's OnTick at the period it set, as Envoy's worker does (the body watch, the budget
+// charges), on whichever VM serves at the time.
+func (g *Gateway) tick() {
+	for {
+		period := g.current().TickPeriod()
+		if period <= 0 {
+			period = time.Second // not set (yet): look again later
+		}
+		select {
+		case <-g.stopTicks:
+			return
+		case <-time.After(period):
+		}
+		host := g.current()
+		if host.TickPeriod() <= 0 {
+			continue
+		}
+		if err := host.Tick(); err != nil && host.Dead() == nil {
+			g.log.Printf("tick: %v", err)
+		}
+	}
+}
+
+// rootCallout answers a callout the plugin made from its root context (a budget charge).
+func (g *Gateway) rootCallout(c hostemu.Callout) hostemu.CalloutAnswer {
+	return g.callout(context.Background(), c)
+}
+
+func orDefaultInt(v, def int64) int64 {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // loadVM compiles the module into a fresh VM. Tests replace it to run a native filter that can trap.
@@ -171,6 +220,9 @@ func startVM(wasm, config []byte) (*hostemu.Host, proxytest.WasmVMContext, error
 func (g *Gateway) Close() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if !g.closed {
+		close(g.stopTicks)
+	}
 	g.closed = true
 	g.host.Close()
 	if g.vm != nil {
@@ -207,6 +259,7 @@ func (g *Gateway) reload(dead *hostemu.Host) {
 		g.log.Printf("VM RELOAD FAILED: %v (requests get a 503 until a reload succeeds)", err)
 		return
 	}
+	host.RootCallouts = g.rootCallout
 	g.host, g.vm = host, vm
 	g.log.Printf("VM reloaded (failure_policy FAIL_RELOAD): a fresh VM serves the next requests")
 }
@@ -442,14 +495,21 @@ func (g *Gateway) forward(ctx context.Context, up *hostemu.Request) (*http.Respo
 // like providers, as in envoy/envoy.yaml; -upstream maps them), its whole answer buffered up to Envoy's
 // limit. A connection failure is answered as Envoy's async client answers it, a plain-text 503; a client
 // that left cancels it.
-func (g *Gateway) callout(ctx context.Context, c hostemu.Callout) hostemu.CalloutAnswer {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+func (g *Gateway) callout(clientCtx context.Context, c hostemu.Callout) hostemu.CalloutAnswer {
+	timeout, ok := g.calloutTimeouts[c.Cluster]
+	if !ok {
+		timeout = g.defaultCalloutTimeout
+	}
+	ctx, cancel := context.WithTimeout(clientCtx, timeout)
 	defer cancel()
 	up := &hostemu.Request{Headers: append(slices.Clone(c.Headers), [2]string{g.routingHeader, c.Cluster}), Body: c.Body}
 	resp, err := g.forward(ctx, up)
 	if err != nil {
-		if ctx.Err() != nil {
+		if clientCtx.Err() != nil {
 			return hostemu.CalloutAnswer{ClientGone: true}
+		}
+		if ctx.Err() != nil {
+			return hostemu.CalloutAnswer{Failed: true} // Envoy's async client timed out: no headers, no body
 		}
 		return hostemu.CalloutAnswer{Headers: [][2]string{{":status", "503"}, {"content-type", "text/plain"}},
 			Body: []byte("upstream connect error or disconnect/reset before headers. reset reason: " + err.Error())}

@@ -105,6 +105,16 @@ func (h *Host) Tick() error {
 	return h.resolveRootCallouts()
 }
 
+// TickPeriod is the tick period the plugin set (0: none).
+func (h *Host) TickPeriod() time.Duration {
+	var p uint32
+	_ = h.do(func() error {
+		p = h.emu.GetTickPeriod()
+		return nil
+	})
+	return time.Duration(p) * time.Millisecond
+}
+
 // New starts the plugin with the configuration. proxytest allows one emulator per process at a time: Close
 // it before starting another.
 func New(vm types.VMContext, pluginConfig []byte) (*Host, error) {
