@@ -527,3 +527,13 @@ func (c *config) tickMillis() int {
 	}
 	return bodyWatchTick
 }
+
+// warnBudgets reports a budget configuration that counts less than an operator may think.
+func warnBudgets(c *config, warn func(format string, args ...any)) {
+	if !c.budgets.on {
+		return
+	}
+	if len(c.consumers) == 0 {
+		warn("budgets without consumers: every request shares one budget, consumer %q (add consumers to give each team its own)", anonymousConsumer)
+	}
+}

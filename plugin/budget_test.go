@@ -391,3 +391,38 @@ descriptors:
 		})
 	}
 }
+
+// TestRateLimitConfigLoadsInTheService: the starting configuration ratelimit-config prints is one the real
+// service loads, and its descriptors are the ones the filter sends (each status carries its limit).
+func TestRateLimitConfigLoadsInTheService(t *testing.T) {
+	cfg, err := parseConfig([]byte(budgetTestConfig("")), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := rateLimitConfig(cfg)
+	redis, err := services.StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer redis.Stop()
+	rl, err := services.StartRateLimit(redis.Addr, yaml)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, yaml)
+	}
+	defer rl.Stop()
+	body := appendDescriptors([]byte(`{"domain":"aidialect","descriptors":[`), &cfg.budgets, "team-b", "gpt-4o-mini", 0)
+	body = append(body, "]}"...)
+	a := realRateLimit(t, rl.Addr)(hostemu.Callout{Headers: cfg.budgets.rateLimitRequest(), Body: body})
+	var r struct {
+		OverallCode string
+		Statuses    []struct{ CurrentLimit *struct{ RequestsPerUnit int } }
+	}
+	if err := json.Unmarshal(a.Body, &r); err != nil || r.OverallCode != "OK" || len(r.Statuses) != 2 {
+		t.Fatalf("%s (%v)\n%s", a.Body, err, yaml)
+	}
+	for i, st := range r.Statuses {
+		if st.CurrentLimit == nil || st.CurrentLimit.RequestsPerUnit != 1000000 {
+			t.Errorf("descriptor %d matched no limit of the generated configuration: %s\n%s", i, a.Body, yaml)
+		}
+	}
+}

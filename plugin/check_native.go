@@ -14,6 +14,7 @@ import (
 // at OnPluginStart, before it reaches an Envoy.
 //
 //	go run ./plugin check-config [file]     (stdin without a file; api_key_env is read from the environment)
+//	go run ./plugin ratelimit-config [file] (a starting configuration for Envoy's rate-limit service)
 //
 // The wasm build has no command line (check_wasip1.go).
 func runCommand() {
@@ -23,8 +24,9 @@ func runCommand() {
 // checkConfig runs the check-config command: args are the command-line arguments after the program name;
 // the result is the exit status (0 valid, 1 invalid or unreadable, 2 usage).
 func checkConfig(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) < 1 || args[0] != "check-config" || len(args) > 2 {
-		fmt.Fprintln(stderr, "usage: go run ./plugin check-config [config.json]   (stdin without a file; the filter itself is built with make build)")
+	if len(args) < 1 || args[0] != "check-config" && args[0] != "ratelimit-config" || len(args) > 2 {
+		fmt.Fprintln(stderr, "usage: go run ./plugin check-config [config.json]   (stdin without a file; the filter itself is built with make build)\n"+
+			"       go run ./plugin ratelimit-config [config.json]   (prints a starting configuration for the rate-limit service the budgets use)")
 		return 2
 	}
 	in, name := stdin, "stdin"
@@ -53,6 +55,15 @@ func checkConfig(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 	}
 	warnAPIVersions(cfg, warn)
 	warnCandidates(cfg, warn)
+	warnBudgets(cfg, warn)
+	if args[0] == "ratelimit-config" {
+		if !cfg.budgets.on {
+			fmt.Fprintf(stderr, "%s: has no \"budgets\": nothing for the rate-limit service to count\n", name)
+			return 1
+		}
+		io.WriteString(stdout, rateLimitConfig(cfg))
+		return 0
+	}
 	fmt.Fprintf(stdout, "configuration valid: %d providers, routing header %q\n", len(cfg.providers), cfg.routingHeader)
 	return 0
 }

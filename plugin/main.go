@@ -110,6 +110,7 @@ func (p *pluginContext) OnPluginStart(int) (status types.OnPluginStartStatus) {
 	warn := func(format string, args ...any) { proxywasm.LogWarnf("aidialect: "+format, args...) }
 	warnAPIVersions(cfg, warn)
 	warnCandidates(cfg, warn)
+	warnBudgets(cfg, warn)
 	if cfg.bodyWaitSeconds > 0 || cfg.budgets.on {
 		if err := proxywasm.SetTickPeriodMilliSeconds(uint32(cfg.tickMillis())); err != nil {
 			proxywasm.LogWarnf("aidialect: the host refused a tick period (%v): requests whose body never arrives will hang", err)
