@@ -415,7 +415,9 @@ func TestRateLimitConfigLoadsInTheService(t *testing.T) {
 	a := realRateLimit(t, rl.Addr)(hostemu.Callout{Headers: cfg.budgets.rateLimitRequest(), Body: body})
 	var r struct {
 		OverallCode string
-		Statuses    []struct{ CurrentLimit *struct{ RequestsPerUnit int } }
+		Statuses    []struct {
+			CurrentLimit *struct{ RequestsPerUnit int }
+		}
 	}
 	if err := json.Unmarshal(a.Body, &r); err != nil || r.OverallCode != "OK" || len(r.Statuses) != 2 {
 		t.Fatalf("%s (%v)\n%s", a.Body, err, yaml)
