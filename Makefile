@@ -14,7 +14,7 @@ AGENTS_DIR := e2e/agents
 # checks with the protos the oldest supported Istio pins), and the filter's stand-in for tidwall/pretty.
 MODULES   := . e2e envoy envoy/floor/istio128 third_party/pretty
 
-.PHONY: all build test vet fmt-check bench fuzz run clean node-deps e2e-envoy
+.PHONY: all build test vet fmt-check bench fuzz run run-budgets clean node-deps e2e-envoy
 
 all: test
 
@@ -31,6 +31,11 @@ build:
 ## for the local gateway (-consumer name=key, -upstream provider=url; README "Two commands").
 run: build
 	cd e2e && $(GO) run ./cmd/local -wasm ../$(WASM) $(if $(CONFIG),-config $(abspath $(CONFIG))) $(RUNFLAGS)
+
+## run-budgets: make run with token budgets: also starts Redis (Debian's redis-server) and Envoy's rate-limit
+## service (built from its pinned module the first time), and the banner shows a consumer's budget running out
+run-budgets: build
+	cd e2e && $(GO) run ./cmd/local -wasm ../$(WASM) -budgets $(RUNFLAGS)
 
 ## test: every test: translate, the filter natively and as the compiled .wasm (under wazero, and under V8 in
 ## Node: internal/v8host replays the golden cases), e2e with Go and npm SDKs, deployment files, the

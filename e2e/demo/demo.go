@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -102,10 +103,12 @@ type Env struct {
 	// then shows model_not_found against it.
 	NoDefaultURL string
 
-	config    []byte            // the filter configuration, as given
-	upstreams map[string]string // with a configuration of one's own: provider name -> -upstream URL
-	noDefault bool              // the demo without default_provider
-	servers   []*http.Server
+	config       []byte            // the filter configuration, as given
+	upstreams    map[string]string // with a configuration of one's own: provider name -> -upstream URL
+	noDefault    bool              // the demo without default_provider
+	budgets      bool              // the demo with token budgets (Options.RateLimitURL)
+	rateLimitURL string
+	servers      []*http.Server
 }
 
 // Options of Start.
@@ -127,8 +130,38 @@ type Options struct {
 	// the demo's providers, by provider name: the agent-client suites give each provider a model name that
 	// the Codex CLI has in its catalogue.
 	ExtraModels map[string][]string
-	Logger      *log.Logger
+	// RateLimitURL, without Config, turns the demo's token budgets on: the base URL of Envoy's rate-limit
+	// service (started with RateLimitConfig) that the budget callouts go to. The demo then has the
+	// consumers of BudgetConsumers, unless Consumers names others.
+	RateLimitURL string
+	Logger       *log.Logger
 }
+
+// The budget demo: team-a may spend BudgetTeamATokens tokens a minute, which one chat spends, so its second
+// request is refused; team-b has plenty. Their keys are the demo's, not secrets.
+const (
+	BudgetTeamAKey    = "demo-team-a-key"
+	BudgetTeamBKey    = "demo-team-b-key"
+	BudgetTeamATokens = 10
+)
+
+// BudgetConsumers are the budget demo's consumers: name -> key.
+var BudgetConsumers = map[string]string{"team-a": BudgetTeamAKey, "team-b": BudgetTeamBKey}
+
+// RateLimitConfig is the rate-limit service's configuration for the budget demo (go run ./plugin
+// ratelimit-config prints a starting one for any filter configuration).
+var RateLimitConfig = `domain: aidialect
+descriptors:
+  - key: consumer
+    value: team-a
+    rate_limit: {unit: minute, requests_per_unit: ` + strconv.Itoa(BudgetTeamATokens) + `}
+  - key: consumer
+    value: team-b
+    rate_limit: {unit: day, requests_per_unit: 1000000}
+`
+
+// budgetsConfig is the budgets object the demo gets with a rate-limit service.
+const budgetsConfig = `{"cluster": "ratelimit", "per": ["consumer"], "timeout_ms": 500}`
 
 // Start brings the stack up; Close takes it down.
 func Start(opts Options) (*Env, error) {
@@ -141,7 +174,18 @@ func Start(opts Options) (*Env, error) {
 			config, env.noDefault = []byte(NoDefaultConfig()), true
 		}
 		var err error
-		if config, err = withConsumers(config, opts.Consumers); err != nil {
+		consumers := opts.Consumers
+		if opts.RateLimitURL != "" {
+			env.budgets, env.rateLimitURL = true, opts.RateLimitURL
+			if len(consumers) == 0 {
+				consumers = BudgetConsumers
+			}
+			if config, err = sjson.SetRawBytes(config, "budgets", []byte(budgetsConfig)); err != nil {
+				return nil, err
+			}
+			upstreams["ratelimit"] = opts.RateLimitURL
+		}
+		if config, err = withConsumers(config, consumers); err != nil {
 			return nil, err
 		}
 		if config, err = withModels(config, opts.ExtraModels); err != nil {
@@ -326,7 +370,10 @@ func (e *Env) Curls() []Curl {
 		return ConfigCurls(e.GatewayURL, e.config)
 	}
 	clientKey, consumers := "any-client-key", readConfig(e.config).Consumers
-	if consumers {
+	switch {
+	case e.budgets && readConfig(e.config).hasConsumer("team-b"):
+		clientKey = BudgetTeamBKey // the budget demo's consumers: their keys are the demo's
+	case consumers:
 		clientKey = "$" + KeyVariable // the demo with consumers (local -consumer name=key): one of their keys
 	}
 	bearer := [][2]string{{"Authorization", "Bearer " + clientKey}}
@@ -370,6 +417,18 @@ func (e *Env) Curls() []Curl {
 			Body: `{"model":"` + ModelLongContext + `",` + hello + `}`, Status: 200, ServedBy: "openai"},
 		{Note: "the models this gateway serves", URL: e.GatewayURL + "/v1/models", Header: listAuth, Status: 200},
 	}
+	if e.budgets && readConfig(e.config).hasConsumer("team-a") {
+		teamA := [][2]string{{"Authorization", "Bearer " + BudgetTeamAKey}}
+		body := `{"model":"gpt-4o",` + hello + `}`
+		curls = append(curls,
+			Curl{Note: "token budgets: team-a may spend " + strconv.Itoa(BudgetTeamATokens) + " tokens a minute; this chat is admitted and costs about a dozen (the answer's usage is charged after it)",
+				Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: teamA, Body: body, Status: 200},
+			Curl{Note: "team-a again: its budget is spent, 429 budget_exceeded (in the client's dialect) with Retry-After until the minute's window resets; the provider is not called",
+				Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: teamA, Body: body, Status: 429, Code: "budget_exceeded",
+				After: 500 * time.Millisecond},
+			Curl{Note: "team-b has its own budget, shared by every gateway using this rate-limit service",
+				URL: e.GatewayURL + "/v1/chat/completions", Header: [][2]string{{"Authorization", "Bearer " + BudgetTeamBKey}}, Body: body, Status: 200})
+	}
 	notFound := func(base, note string) Curl {
 		return Curl{Note: note, Flags: "i", URL: base + "/v1/chat/completions", Header: bearer,
 			Body: `{"model":"gpt-4o-mnii",` + hello + `}`, Status: 404, Code: "model_not_found"}
@@ -401,11 +460,15 @@ type configView struct {
 	Providers       []provider
 	DefaultProvider string
 	Consumers       bool
+	ConsumerNames   []string
 	PathPrefix      string
 	// Failover lists the exact names more than one provider serves; each is listed under its first
 	// provider only, as GET /v1/models does.
 	Failover []candidates
 }
+
+// hasConsumer reports whether the configuration has a consumer of that name.
+func (v configView) hasConsumer(name string) bool { return slices.Contains(v.ConsumerNames, name) }
 
 func readConfig(config []byte) configView {
 	root := gjson.ParseBytes(config)
@@ -413,6 +476,9 @@ func readConfig(config []byte) configView {
 		DefaultProvider: root.Get("default_provider").String(),
 		Consumers:       len(root.Get("consumers").Array()) > 0,
 		PathPrefix:      root.Get("path_prefix").String(),
+	}
+	for _, c := range root.Get("consumers").Array() {
+		v.ConsumerNames = append(v.ConsumerNames, c.Get("name").String())
 	}
 	firstOwner := map[string]string{}
 	for _, p := range root.Get("providers").Array() {
@@ -593,7 +659,11 @@ func (e *Env) Describe() string {
 	default:
 		b.WriteString("other models get 404 model_not_found (no default_provider).\n")
 	}
-	if v.Consumers {
+	switch {
+	case e.budgets:
+		fmt.Fprintf(&b, "token budgets are on (Envoy's rate-limit service at %s, its counters in Redis): consumers team-a (key %s, %d tokens a minute) and team-b (key %s); the curls use team-b's key.\n",
+			e.rateLimitURL, BudgetTeamAKey, BudgetTeamATokens, BudgetTeamBKey)
+	case v.Consumers:
 		fmt.Fprintf(&b, "consumers are configured: every request needs a consumer's key (export %s=<the key>).\n", KeyVariable)
 	}
 	for _, p := range v.Providers {

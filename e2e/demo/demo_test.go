@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/aidialect/aidialect/e2e/mock"
+
+	"github.com/aidialect/aidialect/internal/services"
 )
 
 // These tests run what the banner prints: every curl, as the shell would read it, against the local gateway
@@ -493,5 +496,39 @@ func TestUpstreamOverrideNamesAProvider(t *testing.T) {
 	_, err := Start(Options{Config: []byte(config), Upstreams: map[string]string{"opnai": "http://127.0.0.1:1"}, Listen: "127.0.0.1:0"})
 	if err == nil || !strings.Contains(err.Error(), `"opnai"`) || !strings.Contains(err.Error(), "openai") {
 		t.Fatalf("err %v, want the misspelt name and the configuration's providers", err)
+	}
+}
+
+// TestDemoCurlsWithBudgets: make run-budgets' banner, against the real rate-limit service and Redis: every
+// curl answers as its note says, team-a's second chat among them refused with 429 budget_exceeded.
+func TestDemoCurlsWithBudgets(t *testing.T) {
+	redis, err := services.StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer redis.Stop()
+	rl, err := services.StartRateLimit(redis.Addr, RateLimitConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rl.Stop()
+	env := start(t, Options{RateLimitURL: "http://" + rl.Addr})
+	env.NoDefaultURL = ""
+	banner := env.Describe()
+	if !strings.Contains(banner, "token budgets are on") {
+		t.Errorf("the banner does not say budgets are on:\n%s", banner)
+	}
+	refused := false
+	for _, c := range env.Curls() {
+		a := runCurl(t, c, nil)
+		if c.Code == "budget_exceeded" {
+			refused = true
+			if ra, err := strconv.Atoi(a.header.Get("retry-after")); err != nil || ra < 1 || ra > 60 {
+				t.Errorf("Retry-After %q, want the seconds left in the minute", a.header.Get("retry-after"))
+			}
+		}
+	}
+	if !refused {
+		t.Error("no curl shows a spent budget")
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/aidialect/aidialect/e2e/demo"
+	"github.com/aidialect/aidialect/internal/services"
 )
 
 func fatalf(format string, args ...any) {
@@ -63,6 +64,8 @@ func main() {
 	child := flag.Bool("child", false, "run as the second gateway of a parent: report readiness on stdout, stop when stdin closes")
 	consumers := pairFlag{}
 	flag.Var(consumers, "consumer", "with the demo, a consumer as name=key (repeat the flag for more): every request then needs one of the keys")
+	budgets := flag.Bool("budgets", false, "with the demo, token budgets on: starts Redis (Debian's redis-server) and Envoy's rate-limit service (built from its module the first time) on loopback ports")
+	rateLimit := flag.String("ratelimit", "", "with the demo, token budgets on, counted by the rate-limit service at this base URL (e.g. another gateway's, to watch two replicas share one budget)")
 	upstreams := pairFlag{}
 	flag.Var(upstreams, "upstream", "with -config, a provider's traffic sent to a base URL instead of https to its host, as name=URL "+
 		"(repeat the flag; e.g. the mocks of go run ./cmd/mockproviders: openai=http://127.0.0.1:18081)")
@@ -72,6 +75,9 @@ func main() {
 	}
 	if len(upstreams) > 0 && *configPath == "" {
 		fatalf("-upstream redirects a provider of your -config; the demo already sends every provider to its mock")
+	}
+	if (*budgets || *rateLimit != "") && *configPath != "" {
+		fatalf("-budgets and -ratelimit turn the demo's budgets on; with -config, put \"budgets\" in your configuration and -upstream ratelimit=<the service's URL>")
 	}
 	// proxytest narrates every host call through the standard logger; the gateway logs through its own.
 	log.SetOutput(io.Discard)
@@ -85,14 +91,33 @@ func main() {
 		prefix = "gateway (no default_provider): "
 	}
 	opts := demo.Options{Wasm: wasm, Listen: *listen, NoDefault: *noDefault, Logger: log.New(os.Stderr, prefix, log.LstdFlags),
-		Consumers: consumers, Upstreams: upstreams}
-	if *configPath != "" && !*child {
+		Consumers: consumers, Upstreams: upstreams, RateLimitURL: *rateLimit}
+	stopServices := func() {} // fatalf exits without running deferred calls
+	if *budgets && opts.RateLimitURL == "" {
+		redis, err := services.StartRedis()
+		if err != nil {
+			fatalf("%v", err)
+		}
+		stopServices = redis.Stop
+		defer redis.Stop()
+		fmt.Println("budgets: building (the first time) and starting Envoy's rate-limit service, its counters in Redis on " + redis.Addr)
+		rl, err := services.StartRateLimit(redis.Addr, demo.RateLimitConfig)
+		if err != nil {
+			redis.Stop()
+			fatalf("%v", err)
+		}
+		stopServices = func() { rl.Stop(); redis.Stop() }
+		defer rl.Stop()
+		opts.RateLimitURL = "http://" + rl.Addr
+	}
+	if *configPath != "" {
 		if opts.Config, err = os.ReadFile(*configPath); err != nil {
 			fatalf("reading the configuration: %v", err)
 		}
 	}
 	env, err := demo.Start(opts)
 	if err != nil {
+		stopServices()
 		fatalf("starting: %v", err)
 	}
 	defer env.Close()
