@@ -213,6 +213,21 @@ func Start(opts Options) (*Env, error) {
 			known[p.Name] = true
 			names = append(names, p.Name)
 		}
+		// Callouts go to clusters: a provider's own (failover), the rate-limit service's (budgets).
+		root := gjson.ParseBytes(config)
+		for _, p := range root.Get("providers").Array() {
+			if c := p.Get("cluster").String(); c != "" {
+				known[c] = true
+			}
+		}
+		if b := root.Get("budgets"); b.Exists() {
+			c := b.Get("cluster").String()
+			if c == "" {
+				c = "ratelimit"
+			}
+			known[c] = true
+			names = append(names, c+" (the budgets' rate-limit service)")
+		}
 		for name := range opts.Upstreams {
 			if !known[name] {
 				return nil, fmt.Errorf("-upstream names provider %q, which the configuration does not have (its providers: %s)",

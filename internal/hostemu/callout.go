@@ -77,42 +77,32 @@ func (x *Exchange) resolveCallouts(w ClientWriter) (replied, gone bool, err erro
 		if len(pending) == 0 {
 			return false, false, nil
 		}
-		for i, c := range pending {
+		// The highest number first (calloutorder.go).
+		for i := len(pending) - 1; i >= 0; i-- {
+			c := pending[i]
 			if err := x.checkCallout(&c); err != nil {
+				x.h.abandon(ids[:i+1])
 				return false, false, err
 			}
-			var answer CalloutAnswer
-			switch {
-			case x.Callouts == nil:
+			if x.Callouts == nil {
+				x.h.abandon(ids[:i+1])
 				return false, false, ruleErr(calloutRule, "the filter made a callout to cluster %q, which this host has no answer for", c.Cluster)
-			default:
-				answer = x.Callouts(c)
 			}
+			answer := x.Callouts(c)
+			id := ids[i]
 			if answer.ClientGone {
 				// Envoy destroys the stream (OnHttpStreamDone); the callout, the root context's, goes on and its
 				// answer still comes, which the SDK drops for a deleted context.
 				x.Finish()
 				x.ClientGone = true
-				id := ids[i]
+				x.h.abandon(ids[:i])
 				return false, true, x.h.do(func() error {
-					x.h.emu.CallOnHttpCallResponse(id, nil, nil, nil)
+					x.h.deliver(id, answer)
 					return nil
 				})
 			}
-			limit := x.h.CalloutBufferLimit
-			if limit == 0 {
-				limit = DefaultCalloutBufferLimit
-			}
-			if len(answer.Body) > limit {
-				answer = CalloutAnswer{Failed: true}
-			}
-			id := ids[i]
 			err := x.step(w, func(o *released) error {
-				if answer.Failed {
-					x.h.emu.CallOnHttpCallResponse(id, nil, nil, nil)
-				} else {
-					x.h.emu.CallOnHttpCallResponse(id, answer.Headers, nil, answer.Body)
-				}
+				x.h.deliver(id, answer)
 				if r, err := x.responseLocalReply(types.ActionPause, "the callout's callback", o); r || err != nil {
 					if err == nil {
 						err = errLocalReplied
@@ -122,9 +112,11 @@ func (x *Exchange) resolveCallouts(w ClientWriter) (replied, gone bool, err erro
 				return nil
 			})
 			if err == errLocalReplied {
+				x.h.abandon(ids[:i])
 				return true, false, nil
 			}
 			if err != nil {
+				x.h.abandon(ids[:i])
 				return false, false, err
 			}
 		}
@@ -177,11 +169,14 @@ func (x *Exchange) awaitRequestCallouts() error {
 			}
 			return ruleErr("envoy-host 3", "OnHttpRequestBody paused at end_of_stream, and the callouts' callbacks neither resumed nor answered the request: it would hang")
 		}
-		for i, c := range pending {
+		for i := len(pending) - 1; i >= 0; i-- {
+			c := pending[i]
 			if err := x.checkCallout(&c); err != nil {
+				x.h.abandon(ids[:i+1])
 				return err
 			}
 			if x.Callouts == nil {
+				x.h.abandon(ids[:i+1])
 				return ruleErr(calloutRule, "the filter made a callout to cluster %q, which this host has no answer for", c.Cluster)
 			}
 			answer := x.Callouts(c)
@@ -189,14 +184,15 @@ func (x *Exchange) awaitRequestCallouts() error {
 			if answer.ClientGone {
 				x.Finish()
 				x.ClientGone = true
+				x.h.abandon(ids[:i])
 				return x.h.do(func() error {
-					x.h.emu.CallOnHttpCallResponse(id, nil, nil, nil)
+					x.h.deliver(id, answer)
 					return nil
 				})
 			}
 			resumed := false
 			err := x.h.do(func() error {
-				x.deliverCallout(id, answer)
+				x.h.deliver(id, answer)
 				if local, err := x.localReply(types.ActionPause, "the callout's callback (after "+where+")"); local || err != nil {
 					return errLocalReplied
 				}
@@ -206,6 +202,9 @@ func (x *Exchange) awaitRequestCallouts() error {
 				resumed = true
 				return x.resumeRequest(where)
 			})
+			if err == errLocalReplied || err != nil || resumed {
+				x.h.abandon(ids[:i])
+			}
 			if err == errLocalReplied {
 				return nil
 			}
@@ -232,20 +231,6 @@ func (x *Exchange) resumeRequest(where string) error {
 	return x.requestEnded(upTrailers)
 }
 
-// deliverCallout hands a callout's answer to the filter, failed when it is over Envoy's buffer limit.
-// Called with mu held.
-func (x *Exchange) deliverCallout(id uint32, answer CalloutAnswer) {
-	limit := x.h.CalloutBufferLimit
-	if limit == 0 {
-		limit = DefaultCalloutBufferLimit
-	}
-	if answer.Failed || len(answer.Body) > limit {
-		x.h.emu.CallOnHttpCallResponse(id, nil, nil, nil)
-		return
-	}
-	x.h.emu.CallOnHttpCallResponse(id, answer.Headers, nil, answer.Body)
-}
-
 // resolveRootCallouts answers the callouts the plugin made from its root context (its tick), and those their
 // callbacks made in turn; each answer is fetched without the host lock.
 func (h *Host) resolveRootCallouts() error {
@@ -266,17 +251,20 @@ func (h *Host) resolveRootCallouts() error {
 		if len(pending) == 0 {
 			return nil
 		}
-		for i, c := range pending {
+		for i := len(pending) - 1; i >= 0; i-- {
+			c := pending[i]
 			x := &Exchange{h: h}
 			if err := x.checkCallout(&c); err != nil {
+				h.abandon(ids[:i+1])
 				return err
 			}
 			if h.RootCallouts == nil {
+				h.abandon(ids[:i+1])
 				return ruleErr(calloutRule, "the plugin made a callout to cluster %q from its root context, which this host has no answer for", c.Cluster)
 			}
 			answer := h.RootCallouts(c)
 			if err := h.do(func() error {
-				x.deliverCallout(ids[i], answer)
+				h.deliver(ids[i], answer)
 				return nil
 			}); err != nil {
 				return err

@@ -81,6 +81,10 @@ type Host struct {
 	// callout is a rule error. rootCalloutsSeen counts those answered.
 	RootCallouts     func(Callout) CalloutAnswer
 	rootCalloutsSeen int
+	// order keeps callout numbers unique while several are under way (calloutorder.go); turn is signalled
+	// when one is answered.
+	order calloutOrder
+	turn  *sync.Cond
 }
 
 // OpenStreams is the number of streams the emulator still holds state for: those begun and not finished.
@@ -125,6 +129,7 @@ func New(vm types.VMContext, pluginConfig []byte) (*Host, error) {
 		return nil, lost
 	}
 	h := &Host{}
+	h.turn = sync.NewCond(&h.mu)
 	opt := proxytest.NewEmulatorOption().WithVMContext(vm).WithPluginConfiguration(pluginConfig)
 	if err := h.start(opt); err != nil {
 		return nil, err
@@ -191,8 +196,12 @@ func (h *Host) do(f func() error) (err error) {
 		if r := recover(); r != nil {
 			h.dead = fmt.Errorf("%w: %v", ErrVMDead, r)
 			err = h.dead
+			if h.turn != nil {
+				h.turn.Broadcast() // deliveries waiting for their turn give up
+			}
 		}
 	}()
+	defer h.registerCallouts()
 	return f()
 }
 
@@ -208,6 +217,9 @@ func (h *Host) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
+	if h.turn != nil {
+		h.turn.Broadcast()
+	}
 	if h.reset != nil {
 		h.reset()
 		h.reset = nil
@@ -295,6 +307,7 @@ func (h *Host) Begin() *Exchange {
 	x := &Exchange{h: h}
 	if err := h.do(func() error {
 		x.id = h.emu.InitializeHttpContext()
+		h.contextOpened(x.id)
 		return nil
 	}); err != nil {
 		x.done = true // no context to complete
@@ -310,6 +323,7 @@ func (x *Exchange) Finish() {
 			x.done = true
 			x.h.emu.CompleteHttpContext(x.id)
 			x.h.release.release(x.id)
+			x.h.contextClosed(x.id)
 		}
 		return nil
 	})
