@@ -96,7 +96,8 @@ const (
 )
 
 // The metric labels the filter encodes in its metric names.
-var wantTagNames = []string{"client_dialect", "code", "model", "provider", "status_class"}
+var wantTagNames = []string{"change", "client_dialect", "code", "from", "gen_ai.operation.name", "gen_ai.provider.name",
+	"gen_ai.request.model", "gen_ai.token.type", "model", "provider", "reason", "result", "status_class", "to"}
 
 // --- plugin configuration (README.md, "Configuration") ---
 
@@ -863,6 +864,26 @@ var statsTagCases = []struct {
 	{"wasmcustom.aidialect_prompt_tokens_total.provider.code.model.code",
 		"wasmcustom.aidialect_prompt_tokens_total",
 		map[string]string{"provider": "code", "model": "code"}},
+	{"wasmcustom.aidialect_failovers_total.from.openai.to.azure-ai.reason.rate_limited",
+		"wasmcustom.aidialect_failovers_total",
+		map[string]string{"from": "openai", "to": "azure-ai", "reason": "rate_limited"}},
+	{"wasmcustom.aidialect_circuit_changes_total.provider.llama.change.opened",
+		"wasmcustom.aidialect_circuit_changes_total",
+		map[string]string{"provider": "llama", "change": "opened"}},
+	{"wasmcustom.aidialect_budget_checks_total.result.over_limit",
+		"wasmcustom.aidialect_budget_checks_total",
+		map[string]string{"result": "over_limit"}},
+	{"wasmcustom.gen_ai_client_token_usage.gen_ai_operation_name.chat.gen_ai_request_model.gpt-4_1.gen_ai_token_type.input.gen_ai_provider_name.azure.ai.openai",
+		"wasmcustom.gen_ai_client_token_usage",
+		map[string]string{"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4_1", "gen_ai.token.type": "input",
+			"gen_ai.provider.name": "azure.ai.openai"}},
+	{"wasmcustom.gen_ai_client_operation_duration_ms.gen_ai_operation_name.embeddings.gen_ai_request_model.embed-v3.gen_ai_provider_name.azure.ai.inference",
+		"wasmcustom.gen_ai_client_operation_duration_ms",
+		map[string]string{"gen_ai.operation.name": "embeddings", "gen_ai.request.model": "embed-v3", "gen_ai.provider.name": "azure.ai.inference"}},
+	// A model entry named like a provider value is not the provider.
+	{"wasmcustom.gen_ai_client_time_to_first_chunk_ms.gen_ai_operation_name.chat.gen_ai_request_model.openai.gen_ai_provider_name.eternalai",
+		"wasmcustom.gen_ai_client_time_to_first_chunk_ms",
+		map[string]string{"gen_ai.operation.name": "chat", "gen_ai.request.model": "openai", "gen_ai.provider.name": "eternalai"}},
 	// Other stats are left alone.
 	{"cluster.openai.upstream_rq_total", "cluster.openai.upstream_rq_total", map[string]string{}},
 	{"wasmcustom.other_plugin_total.provider.x", "wasmcustom.other_plugin_total.provider.x", map[string]string{}},

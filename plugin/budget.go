@@ -399,6 +399,7 @@ func boundedText(b []byte, n int) string {
 // noteUsage records an answer's usage: counted in the metrics, and kept for the budget charge.
 func (h *httpContext) noteUsage(u translate.Usage) {
 	h.metrics.countTokens(h.up.route.metricID, u)
+	h.metrics.genAI(&h.up.route, h.req.Op).recordTokens(u)
 	if u.Seen {
 		h.budget.used += int64(u.PromptTokens) + int64(u.CompletionTokens)
 	}

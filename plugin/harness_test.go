@@ -104,8 +104,10 @@ type outcome struct {
 	routeClears    int
 	violations     []string
 	criticalLogs   []string
-	// counter reads a metric; valid only inside the exchange's onDone hook (the host is reset afterwards).
-	counter func(name string) uint64
+	// counter and histogram read a metric; valid only inside the exchange's onDone hook (the host is reset
+	// afterwards).
+	counter   func(name string) uint64
+	histogram func(name string) (uint64, error)
 	// callouts are the HTTP callouts the filter made, in order.
 	callouts   []hostemu.Callout
 	clientGone bool
@@ -215,6 +217,7 @@ func runOn(t *testing.T, host *hostemu.Host, ex exchange, o *outcome) *outcome {
 			}
 			return v
 		}
+		o.histogram = host.Histogram
 		if ex.onDone != nil {
 			ex.onDone(o)
 		}

@@ -131,6 +131,10 @@ type httpContext struct {
 	lineModel string
 	// budget is the request's token budget check (budget.go).
 	budget budgetState
+	// startedMs is when the request's headers arrived (unix ms), for the GenAI durations; firstChunkSeen: the
+	// stream's first chunk was timed.
+	startedMs      int64
+	firstChunkSeen bool
 
 	// The attempt side: attempts counts the attempts made (0 until the model resolved), up is the current.
 	attempts int
@@ -187,6 +191,7 @@ func (h *httpContext) OnHttpRequestHeaders(_ int, endOfStream bool) (action type
 	if detectErr != nil {
 		return h.reply(req.Dialect, detectErr)
 	}
+	h.startedMs = nowMillis()
 	for i, name := range decisiveHeaders {
 		if head.counts[decisiveSlots[i]] > 1 {
 			return h.reply(req.Dialect, translate.NewError(translate.ErrInvalidParameter, name,
@@ -760,6 +765,12 @@ func (h *httpContext) OnHttpResponseTrailers(int) (action types.Action) {
 
 func (h *httpContext) streamChunk(bodySize int, endOfStream bool) types.Action {
 	h.plugin.pool.handled(bodySize)
+	if !h.firstChunkSeen && bodySize > 0 {
+		h.firstChunkSeen = true
+		if s := h.metrics.genAI(&h.up.route, h.req.Op); s != nil {
+			s.firstChunk.Record(uint64(max(nowMillis()-h.startedMs, 0)))
+		}
+	}
 	chunk, err := getBody(bufferResponseBody, 0, bodySize)
 	if err != nil && err != types.ErrorStatusNotFound {
 		proxywasm.LogWarnf("aidialect: reading a stream chunk failed: %v", err)
@@ -949,6 +960,9 @@ func (h *httpContext) OnHttpStreamDone() {
 		providerIndex := -1
 		if h.attempts > 0 {
 			providerIndex = h.up.route.provider.index
+			if s := h.metrics.genAI(&h.up.route, h.req.Op); s != nil && h.up.status != 0 { // a provider answered (a fallback's too)
+				s.duration.Record(uint64(max(nowMillis()-h.startedMs, 0)))
+			}
 		}
 		status := h.up.status
 		if h.answer == answerLocal {

@@ -64,6 +64,7 @@ type metrics struct {
 	attempts         []proxywasm.MetricCounter          // by provider index
 	budgetChecks     map[string]proxywasm.MetricCounter // by result; nil without budgets
 	budgetCharged    proxywasm.MetricCounter
+	genAISeries      []*genAISeries // by model entry and operation, defined when first recorded (genai_metrics.go)
 	defined          map[string]proxywasm.MetricCounter // counters defined on first use
 	// names keeps every defined name alive. Envoy copies a name when it is defined; the SDK's proxytest host
 	// (the plugin tests, the local gateway) keeps a view into the guest's memory instead, which a collection
@@ -215,10 +216,10 @@ func (m *metrics) countAttempt(provider int) {
 }
 
 // countFailover counts a failover from one provider to another (path "A.to.B") or an event of one provider,
-// by reason (aidialect_failovers_total.path.A.to.B.reason.R).
+// by reason (aidialect_failovers_total.from.A.to.B.reason.R).
 func (m *metrics) countFailover(path, reason string) {
 	if m != nil {
-		m.lazy(metricFailovers + ".path." + path + ".reason." + reason).Increment(1)
+		m.lazy(metricFailovers + ".from." + path + ".reason." + reason).Increment(1)
 	}
 }
 

@@ -563,3 +563,52 @@ func TestTokenMetricsApart(t *testing.T) {
 		})
 	}
 }
+
+// TestGenAIMetrics: the OpenTelemetry GenAI histograms of a chat, a stream and an embeddings request, named
+// with the conventions' attributes and the provider's registry value, both modes.
+func TestGenAIMetrics(t *testing.T) {
+	config := `{"providers":[
+	  {"name":"oa","dialect":"openai","host":"api.openai.com","api_key":"k","models":[{"name":"gpt-4.1"}]},
+	  {"name":"az","dialect":"azure-openai","host":"r.openai.azure.com","api_key":"k","models":[{"name":"emb","deployment":"emb"}]}]}`
+	const series = ".gen_ai_operation_name.chat.gen_ai_request_model.gpt-4_1"
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			s := newFailoverSession(t, md, config)
+			ex := chatRequest("gpt-4.1", false)
+			ex.upstream = upstreamReply(200, nil, chatUsage70)
+			ex.onDone = func(o *outcome) {
+				for name, want := range map[string]uint64{
+					"gen_ai_client_token_usage" + series + ".gen_ai_token_type.input.gen_ai_provider_name.openai":  50,
+					"gen_ai_client_token_usage" + series + ".gen_ai_token_type.output.gen_ai_provider_name.openai": 20,
+				} {
+					if got, err := o.histogram(name); err != nil || got != want {
+						t.Errorf("%s = %d (%v), want %d", name, got, err, want)
+					}
+				}
+				if _, err := o.histogram("gen_ai_client_operation_duration_ms" + series + ".gen_ai_provider_name.openai"); err != nil {
+					t.Errorf("no duration: %v", err)
+				}
+			}
+			s.do(ex)
+			stream := chatRequest("gpt-4.1", true)
+			stream.upstream = &upstreamAnswer{status: 200, headers: [][2]string{{"content-type", "text/event-stream"}},
+				chunks: []string{`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}` + "\n\n", "data: [DONE]\n\n"}}
+			stream.onDone = func(o *outcome) {
+				if _, err := o.histogram("gen_ai_client_time_to_first_chunk_ms" + series + ".gen_ai_provider_name.openai"); err != nil {
+					t.Errorf("no time to first chunk: %v", err)
+				}
+			}
+			s.do(stream)
+			emb := exchange{method: "POST", path: "/openai/deployments/emb/embeddings?api-version=2024-10-21",
+				headers: jsonHead, body: []string{`{"input":"hi"}`}}
+			emb.upstream = upstreamReply(200, nil, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1]}],"model":"emb","usage":{"prompt_tokens":3,"total_tokens":3}}`)
+			emb.onDone = func(o *outcome) {
+				name := "gen_ai_client_token_usage.gen_ai_operation_name.embeddings.gen_ai_request_model.emb.gen_ai_token_type.input.gen_ai_provider_name.azure.ai.openai"
+				if got, err := o.histogram(name); err != nil || got != 3 {
+					t.Errorf("%s = %d (%v), want 3", name, got, err)
+				}
+			}
+			s.do(emb)
+		})
+	}
+}

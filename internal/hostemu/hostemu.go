@@ -234,6 +234,15 @@ func (h *Host) Logs() (warn, errs, critical []string) {
 	return h.emu.GetWarnLogs(), h.emu.GetErrorLogs(), h.emu.GetCriticalLogs()
 }
 
+// Histogram reads a histogram metric's last recorded value (proxytest keeps no distribution).
+func (h *Host) Histogram(name string) (v uint64, err error) {
+	err = h.do(func() (err error) {
+		v, err = h.emu.GetHistogramMetric(name)
+		return err
+	})
+	return v, err
+}
+
 // Counter reads a counter metric (0 and an error when it is not defined, or the VM died).
 func (h *Host) Counter(name string) (v uint64, err error) {
 	err = h.do(func() (err error) {
