@@ -609,6 +609,29 @@ func TestGenAIMetrics(t *testing.T) {
 				}
 			}
 			s.do(emb)
+			// As the local gateway's admin page lists them: the histogram's observations, the counters' values.
+			all, err := s.host.Metrics()
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := 0
+			for _, m := range all {
+				switch m.Name {
+				case "gen_ai_client_token_usage" + series + ".gen_ai_token_type.input.gen_ai_provider_name.openai":
+					found++
+					if m.Kind != hostemu.Histogram || m.Count != 1 || m.Sum != 50 || m.Buckets[len(m.Buckets)-1] != 1 {
+						t.Errorf("%s: %+v, want one observation of 50", m.Name, m)
+					}
+				case "aidialect_requests_total.client_dialect.openai.provider.oa.status_class.2xx":
+					found++
+					if m.Kind != hostemu.Counter || m.Value != 2 {
+						t.Errorf("%s: %+v, want 2", m.Name, m)
+					}
+				}
+			}
+			if found != 2 {
+				t.Errorf("Metrics listed %d of the 2 metrics looked for", found)
+			}
 		})
 	}
 }

@@ -95,7 +95,9 @@ func NoDefaultConfig() string {
 type Env struct {
 	// GatewayURL is the gateway's base URL, e.g. http://127.0.0.1:8080.
 	GatewayURL string
-	Gateway    *gateway.Gateway
+	// AdminURL is the base URL of the gateway's admin page (Options.AdminListen), "" without one.
+	AdminURL string
+	Gateway  *gateway.Gateway
 	// Mocks by provider name (openai, azure, llama, eternal); nil when running against real providers.
 	Mocks map[string]*mock.Provider
 	// NoDefaultURL, when set, is the base URL of a second gateway serving NoDefaultConfig in front of its own
@@ -134,7 +136,9 @@ type Options struct {
 	// service (started with RateLimitConfig) that the budget callouts go to. The demo then has the
 	// consumers of BudgetConsumers, unless Consumers names others.
 	RateLimitURL string
-	Logger       *log.Logger
+	// AdminListen, when set, serves the filter's metrics as Envoy's admin does (/stats/prometheus) there.
+	AdminListen string
+	Logger      *log.Logger
 }
 
 // The budget demo: team-a may spend BudgetTeamATokens tokens a minute, which one chat spends, so its second
@@ -257,6 +261,14 @@ func Start(opts Options) (*Env, error) {
 		return nil, fmt.Errorf("starting the gateway on %s: %w", opts.Listen, err)
 	}
 	env.GatewayURL = "http://" + addr
+	if opts.AdminListen != "" {
+		addr, err := env.serve(opts.AdminListen, gw.AdminHandler())
+		if err != nil {
+			env.Close()
+			return nil, fmt.Errorf("starting the admin page on %s: %w", opts.AdminListen, err)
+		}
+		env.AdminURL = "http://" + addr
+	}
 	return env, nil
 }
 
@@ -685,6 +697,10 @@ func (e *Env) Describe() string {
 		if p.Passthrough {
 			fmt.Fprintf(&b, "%s forwards the client's own key (auth passthrough): export %s=<your %s key> for its curl.\n", p.Name, KeyVariable, p.Name)
 		}
+	}
+	if e.AdminURL != "" {
+		fmt.Fprintf(&b, "metrics, as Envoy's admin serves them (tokens, failovers, budgets, the GenAI histograms):\n  curl -s %s/stats/prometheus | grep -E '^(aidialect|gen_ai)_'\n",
+			e.AdminURL)
 	}
 	b.WriteString("\ntry:\n")
 	for _, c := range e.Curls() {

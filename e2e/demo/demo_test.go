@@ -532,3 +532,29 @@ func TestDemoCurlsWithBudgets(t *testing.T) {
 		t.Error("no curl shows a spent budget")
 	}
 }
+
+// TestDemoAdminPage: the admin page serves the filter's metrics as Envoy's /stats/prometheus does, tags
+// extracted, and they move with the traffic.
+func TestDemoAdminPage(t *testing.T) {
+	env := start(t, Options{AdminListen: "127.0.0.1:0"})
+	if !strings.Contains(env.Describe(), env.AdminURL+"/stats/prometheus") {
+		t.Errorf("the banner does not show the admin page:\n%s", env.Describe())
+	}
+	runCurl(t, Curl{URL: env.GatewayURL + "/v1/chat/completions", Header: [][2]string{{"Authorization", "Bearer k"}},
+		Body: `{"model":"gpt-4o",` + hello + `}`, Status: 200}, nil)
+	resp, err := http.Get(env.AdminURL + "/stats/prometheus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`aidialect_requests_total{client_dialect="openai",provider="openai",status_class="2xx"} 1`,
+		`gen_ai_client_token_usage_count{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="gpt-4o",gen_ai_token_type="input"} 1`,
+		"# TYPE gen_ai_client_operation_duration_ms histogram",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("missing %q in\n%s", want, b)
+		}
+	}
+}

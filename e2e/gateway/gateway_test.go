@@ -20,6 +20,8 @@ import (
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
+
+	"github.com/aidialect/aidialect/internal/hostemu"
 )
 
 // These tests run the gateway over a tiny native filter instead of the compiled module (loadVM is swapped):
@@ -545,5 +547,54 @@ func TestUnroutedRequestGetsTheCatchAll(t *testing.T) {
 	head.Body.Close()
 	if head.StatusCode != status || head.Header.Get("x-aidialect-error") != "route_not_found" {
 		t.Errorf("HEAD: %d %v; log:\n%s", head.StatusCode, head.Header, fx.logs())
+	}
+}
+
+// TestStatsTagsAreEnvoyYAMLs: the admin page extracts the tags envoy/envoy.yaml's stats_tags do.
+func TestStatsTagsAreEnvoyYAMLs(t *testing.T) {
+	raw, err := os.ReadFile("../../envoy/envoy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nameRE := regexp.MustCompile(`^\s*- tag_name:\s*(\S+)\s*$`)
+	regexRE := regexp.MustCompile(`^\s*regex:\s*'(.*)'\s*$`)
+	var got []struct{ Name, Regex string }
+	for _, l := range strings.Split(string(raw), "\n") {
+		if m := nameRE.FindStringSubmatch(l); m != nil {
+			got = append(got, struct{ Name, Regex string }{Name: m[1]})
+		} else if m := regexRE.FindStringSubmatch(l); m != nil && len(got) > 0 && got[len(got)-1].Regex == "" {
+			got[len(got)-1].Regex = m[1]
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(StatsTags) {
+		t.Fatalf("envoy.yaml's stats_tags:\n%v\nthe gateway's:\n%v", got, StatsTags)
+	}
+}
+
+// TestPrometheusText: names and tags as Envoy's /stats/prometheus shows them, histograms with Envoy's buckets.
+func TestPrometheusText(t *testing.T) {
+	buckets := make([]uint64, len(hostemu.HistogramBounds))
+	for i, b := range hostemu.HistogramBounds {
+		if b >= 100 {
+			buckets[i] = 1
+		}
+	}
+	text := string(PrometheusText([]hostemu.Metric{
+		{Name: "aidialect_requests_total.client_dialect.openai.provider.oa.status_class.2xx", Kind: hostemu.Counter, Value: 3},
+		{Name: "gen_ai_client_token_usage.gen_ai_operation_name.chat.gen_ai_request_model.gpt-4o.gen_ai_token_type.input.gen_ai_provider_name.azure.ai.openai",
+			Kind: hostemu.Histogram, Count: 1, Sum: 70, Buckets: buckets},
+	}))
+	for _, want := range []string{
+		"# TYPE aidialect_requests_total counter\n",
+		`aidialect_requests_total{client_dialect="openai",provider="oa",status_class="2xx"} 3` + "\n",
+		"# TYPE gen_ai_client_token_usage histogram\n",
+		`gen_ai_client_token_usage_bucket{gen_ai_operation_name="chat",gen_ai_provider_name="azure.ai.openai",gen_ai_request_model="gpt-4o",gen_ai_token_type="input",le="50"} 0` + "\n",
+		`gen_ai_client_token_usage_bucket{gen_ai_operation_name="chat",gen_ai_provider_name="azure.ai.openai",gen_ai_request_model="gpt-4o",gen_ai_token_type="input",le="100"} 1` + "\n",
+		`gen_ai_client_token_usage_sum{gen_ai_operation_name="chat",gen_ai_provider_name="azure.ai.openai",gen_ai_request_model="gpt-4o",gen_ai_token_type="input"} 70` + "\n",
+		`gen_ai_client_token_usage_count{gen_ai_operation_name="chat",gen_ai_provider_name="azure.ai.openai",gen_ai_request_model="gpt-4o",gen_ai_token_type="input"} 1` + "\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in\n%s", want, text)
+		}
 	}
 }

@@ -85,6 +85,11 @@ type Host struct {
 	// when one is answered.
 	order calloutOrder
 	turn  *sync.Cond
+	// The histograms' observations (metrics.go).
+	histograms        map[uint32]*histogramState
+	definedHistograms map[uint32]bool
+	histogramIDs      []uint32
+	metricsKnown      int
 }
 
 // OpenStreams is the number of streams the emulator still holds state for: those begun and not finished.
@@ -201,6 +206,7 @@ func (h *Host) do(f func() error) (err error) {
 			}
 		}
 	}()
+	defer h.observeHistograms()
 	defer h.registerCallouts()
 	return f()
 }
@@ -232,15 +238,6 @@ func (h *Host) Logs() (warn, errs, critical []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.emu.GetWarnLogs(), h.emu.GetErrorLogs(), h.emu.GetCriticalLogs()
-}
-
-// Histogram reads a histogram metric's last recorded value (proxytest keeps no distribution).
-func (h *Host) Histogram(name string) (v uint64, err error) {
-	err = h.do(func() (err error) {
-		v, err = h.emu.GetHistogramMetric(name)
-		return err
-	})
-	return v, err
 }
 
 // Counter reads a counter metric (0 and an error when it is not defined, or the VM died).

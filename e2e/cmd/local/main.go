@@ -58,6 +58,7 @@ const readyPrefix = "aidialect-local-ready "
 func main() {
 	wasmPath := flag.String("wasm", "../dist/aidialect.wasm", "compiled filter (make build)")
 	listen := flag.String("listen", "127.0.0.1:8080", "gateway address")
+	admin := flag.String("admin", "127.0.0.1:9901", "address of the admin page serving the filter's metrics as Envoy's does (/stats/prometheus; \"\": none)")
 	configPath := flag.String("config", os.Getenv("CONFIG"), "filter configuration for real providers (default: the demo with mock providers); api_key_env is read from this process's environment")
 	noDefaultListen := flag.String("no-default-listen", "127.0.0.1:8081", "with the demo, address of a second gateway serving it without default_provider (\"\": none)")
 	noDefault := flag.Bool("no-default", false, "serve the demo without default_provider (what the second gateway runs)")
@@ -92,6 +93,9 @@ func main() {
 	}
 	opts := demo.Options{Wasm: wasm, Listen: *listen, NoDefault: *noDefault, Logger: log.New(os.Stderr, prefix, log.LstdFlags),
 		Consumers: consumers, Upstreams: upstreams, RateLimitURL: *rateLimit}
+	if !*child {
+		opts.AdminListen = *admin
+	}
 	stopServices := func() {} // fatalf exits without running deferred calls
 	if *budgets && opts.RateLimitURL == "" {
 		redis, err := services.StartRedis()
