@@ -64,7 +64,7 @@ type metrics struct {
 	attempts         []proxywasm.MetricCounter          // by provider index
 	budgetChecks     map[string]proxywasm.MetricCounter // by result; nil without budgets
 	budgetCharged    proxywasm.MetricCounter
-	genAISeries      []*genAISeries // by model entry and operation, defined when first recorded (genai_metrics.go)
+	genAISeries      []*genAISeries                     // by model entry and operation, defined when first recorded (genai_metrics.go)
 	defined          map[string]proxywasm.MetricCounter // counters defined on first use
 	// names keeps every defined name alive. Envoy copies a name when it is defined; the SDK's proxytest host
 	// (the plugin tests, the local gateway) keeps a view into the guest's memory instead, which a collection
