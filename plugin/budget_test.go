@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -426,5 +427,52 @@ func TestRateLimitConfigLoadsInTheService(t *testing.T) {
 		if st.CurrentLimit == nil || st.CurrentLimit.RequestsPerUnit != 1000000 {
 			t.Errorf("descriptor %d matched no limit of the generated configuration: %s\n%s", i, a.Body, yaml)
 		}
+	}
+}
+
+// TestShippedBudgetsObject: the budgets object of envoy/ratelimit/envoy-cluster.yaml is one the filter takes,
+// and the service's configuration shipped beside it loads in the real service.
+func TestShippedBudgetsObject(t *testing.T) {
+	raw, err := os.ReadFile("../envoy/ratelimit/envoy-cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var budgets string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if b, ok := strings.CutPrefix(line, "budgets: "); ok {
+			budgets = b
+		}
+	}
+	if budgets == "" {
+		t.Fatal("no budgets line in envoy/ratelimit/envoy-cluster.yaml")
+	}
+	cfg, err := parseConfig([]byte(`{"providers":[`+minimalProvider+`],"budgets":`+budgets+`}`), func(string) string { return "" })
+	if err != nil || !cfg.budgets.on {
+		t.Fatalf("the shipped budgets object: %v", err)
+	}
+	yaml, err := os.ReadFile("../envoy/ratelimit/ratelimit-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	redis, err := services.StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer redis.Stop()
+	rl, err := services.StartRateLimit(redis.Addr, string(yaml))
+	if err != nil {
+		t.Fatalf("the shipped ratelimit-config.yaml: %v", err)
+	}
+	defer rl.Stop()
+	body := appendDescriptors([]byte(`{"domain":"aidialect","descriptors":[`), &cfg.budgets, "team-a", "gpt-4o", 0)
+	body = append(body, "]}"...)
+	a := realRateLimit(t, rl.Addr)(hostemu.Callout{Headers: cfg.budgets.rateLimitRequest(), Body: body})
+	// protojson varies its spacing from run to run: the answer is read as JSON.
+	var r struct {
+		Statuses []struct{ CurrentLimit *struct{ RequestsPerUnit int } }
+	}
+	if err := json.Unmarshal(a.Body, &r); err != nil || len(r.Statuses) != 2 || r.Statuses[1].CurrentLimit == nil ||
+		r.Statuses[1].CurrentLimit.RequestsPerUnit != 200000 {
+		t.Errorf("team-a on gpt-4o matched no limit of the shipped configuration: %s (%v)", a.Body, err)
 	}
 }
