@@ -90,7 +90,7 @@ type budgetStack struct {
 	bin              string
 }
 
-func startBudgetStack(t *testing.T) *budgetStack {
+func startBudgetStack(t testing.TB) *budgetStack {
 	t.Helper()
 	redis, err := services.StartRedis()
 	if err != nil {
@@ -124,7 +124,7 @@ var (
 
 // buildLocalGateway builds cmd/local once: each gateway of these tests is its own process (the emulator
 // hosts one VM per process), as replicas are.
-func buildLocalGateway(t *testing.T) string {
+func buildLocalGateway(t testing.TB) string {
 	localOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "aidialect-local-")
 		if err != nil {
@@ -144,18 +144,30 @@ func buildLocalGateway(t *testing.T) string {
 
 // gateway starts a gateway process with the configuration (budgets given) whose rate-limit cluster goes to
 // rateLimitURL, and returns its base URL; it stops with the test.
-func (s *budgetStack) gateway(t *testing.T, budgets, rateLimitURL string) string {
+func (s *budgetStack) gateway(t testing.TB, budgets, rateLimitURL string) string {
+	return s.gatewayB(t, budgets, rateLimitURL, false)
+}
+
+// gatewayB is gateway, optionally without the budgets object (off).
+func (s *budgetStack) gatewayB(t testing.TB, budgets, rateLimitURL string, off bool) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(cfg, []byte(budgetsConfig(budgets)), 0o644); err != nil {
+	config := budgetsConfig(budgets)
+	if off {
+		config = strings.Replace(config, `"budgets": `+budgets, `"usage": "force"`, 1)
+	}
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	wasm, err := filepath.Abs(wasmPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-wasm", wasm, "-listen", "127.0.0.1:0", "-child", "-config", cfg, "-upstream", "ratelimit=" + rateLimitURL}
+	args := []string{"-wasm", wasm, "-listen", "127.0.0.1:0", "-child", "-config", cfg}
+	if !off {
+		args = append(args, "-upstream", "ratelimit="+rateLimitURL)
+	}
 	for name, url := range s.upstreams {
 		args = append(args, "-upstream", name+"="+url)
 	}
@@ -558,4 +570,46 @@ func TestBudgetOvershoot(t *testing.T) {
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// BenchmarkAdmissionLatency is the latency a budget check adds to a request, in one run against the real
+// service and Redis on loopback: the rate-limit service's own round trip (POST /json), and a chat through a
+// gateway with budgets off and on, in front of a mock provider that answers at once (a real provider's
+// round trip, hundreds of milliseconds to seconds, is what the check precedes).
+func BenchmarkAdmissionLatency(b *testing.B) {
+	s := startBudgetStack(b)
+	rl := "http://" + s.rateLimit.Addr
+	b.Run("service-json", func(b *testing.B) {
+		body := `{"domain":"aidialect","descriptors":[{"entries":[{"key":"consumer","value":"charged"}],"hits_addend":0}]}`
+		for b.Loop() {
+			resp, err := http.Post(rl+"/json", "application/json", strings.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+	for _, c := range []struct{ name, budgets string }{
+		{"gateway-budgets-off", `{"per": ["consumer"], "timeout_ms": 2000}`},
+		{"gateway-budgets-on", `{"per": ["consumer"], "timeout_ms": 2000}`},
+	} {
+		gw := s.gatewayB(b, c.budgets, rl, c.name == "gateway-budgets-off")
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				req, _ := http.NewRequest(http.MethodPost, gw+"/v1/chat/completions", strings.NewReader(chatHello))
+				req.Header.Set("content-type", "application/json")
+				req.Header.Set("authorization", "Bearer "+consumerKey("charged"))
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
 }

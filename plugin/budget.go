@@ -80,6 +80,8 @@ type budgetConfig struct {
 	flushMs                    int
 	failClosed                 bool
 	reserve                    bool
+	// request is the callouts' header list, built once (the SDK only reads it).
+	request [][2]string
 }
 
 // Descriptor keys, as the rate-limit service's configuration names them.
@@ -227,10 +229,13 @@ func appendDescriptors(b []byte, cfg *budgetConfig, consumer, model string, hits
 	return b
 }
 
-// rateLimitRequest is a POST /json request to the rate-limit service carrying body.
+// rateLimitRequest is the header list of a POST /json request to the rate-limit service.
 func (c *budgetConfig) rateLimitRequest() [][2]string {
-	return [][2]string{{":method", "POST"}, {":path", "/json"}, {":authority", c.authority},
-		{"content-type", "application/json"}}
+	if c.request == nil {
+		c.request = [][2]string{{":method", "POST"}, {":path", "/json"}, {":authority", c.authority},
+			{"content-type", "application/json"}}
+	}
+	return c.request
 }
 
 // checkBudget holds the request (its headers and body are ready to go) while the rate-limit service admits
@@ -268,31 +273,22 @@ func (h *httpContext) onBudgetAnswer(numHeaders, bodySize, _ int) {
 			h.reply(h.req.Dialect, translate.NewError(translate.ErrInternal, "", "the gateway failed while checking the token budget; it has been logged"))
 		}
 	}()
-	status := 0
-	if numHeaders > 0 {
-		if v, err := proxywasm.GetHttpCallResponseHeaders(); err == nil {
-			for _, kv := range v {
-				if kv[0] == ":status" {
-					status = parseStatus(kv[1])
-				}
-			}
-		}
-	}
+	// The service's verdict is its answer's overallCode (its status, 200 or 429, says the same): the headers
+	// are not read, which spares a host call and their copy on every request.
 	var body []byte
-	if bodySize > 0 && bodySize <= maxRateLimitAnswer {
+	if numHeaders > 0 && bodySize > 0 && bodySize <= maxRateLimitAnswer {
 		body, _ = proxywasm.GetHttpCallResponseBody(0, bodySize)
 	}
-	overall := gjson.GetBytes(body, "overallCode").String()
-	switch {
-	case status == 200 && overall == "OK":
+	switch gjson.GetBytes(body, "overallCode").String() {
+	case "OK":
 		h.metrics.countBudget("ok")
 		h.budget.checked = true
 		h.resumeRequest()
-	case status == 429 && overall == "OVER_LIMIT":
+	case "OVER_LIMIT":
 		h.metrics.countBudget("over_limit")
 		h.refuseOverBudget(body)
 	default:
-		h.plugin.logBudgetFailure("the rate-limit service answered " + strconv.Itoa(status) + " " + strconv.Quote(boundedText(body, 200)) +
+		h.plugin.logBudgetFailure("the rate-limit service answered " + strconv.Quote(boundedText(body, 200)) +
 			": check that it runs, serves /json, and knows domain " + strconv.Quote(h.cfg.budgets.domain))
 		if h.budgetServiceFailed() == types.ActionContinue {
 			h.resumeRequest()
