@@ -469,7 +469,9 @@ func TestShippedBudgetsObject(t *testing.T) {
 	a := realRateLimit(t, rl.Addr)(hostemu.Callout{Headers: cfg.budgets.rateLimitRequest(), Body: body})
 	// protojson varies its spacing from run to run: the answer is read as JSON.
 	var r struct {
-		Statuses []struct{ CurrentLimit *struct{ RequestsPerUnit int } }
+		Statuses []struct {
+			CurrentLimit *struct{ RequestsPerUnit int }
+		}
 	}
 	if err := json.Unmarshal(a.Body, &r); err != nil || len(r.Statuses) != 2 || r.Statuses[1].CurrentLimit == nil ||
 		r.Statuses[1].CurrentLimit.RequestsPerUnit != 200000 {
