@@ -287,9 +287,11 @@ type attemptPlan struct {
 	// throttledOnly: every skip was a rate limit.
 	comeback      int64
 	throttledOnly bool
-	// largerThan: after a context-length error, only candidates declaring a context window larger than this
-	// are tried (0: any).
-	largerThan int
+	// windowLimited: a context-length error was answered, and from then on only candidates declaring a
+	// context window larger than largerThan are tried (an undeclared window is 0, never larger: with
+	// largerThan 0, any declared window is).
+	windowLimited bool
+	largerThan    int
 }
 
 // plan orders the request's candidates: by priority (the configuration's order), and within one priority
@@ -388,7 +390,7 @@ func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admissi
 	for pl.next < pl.n {
 		route = h.candidates[pl.order[pl.next]]
 		pl.next++
-		if pl.largerThan > 0 && route.contextWindow <= pl.largerThan {
+		if pl.windowLimited && route.contextWindow <= pl.largerThan {
 			continue // the request did not fit a window at least this large
 		}
 		p := route.provider
@@ -630,6 +632,7 @@ func (h *httpContext) largerWindowAhead(status int) bool {
 // context window: only to candidates declaring a larger window, from now on for this request.
 func (h *httpContext) failOverForContext() bool {
 	h.planned.largerThan = max(h.up.route.contextWindow, h.planned.largerThan)
+	h.planned.windowLimited = true
 	return h.failOver("context_length")
 }
 
