@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
@@ -286,9 +287,11 @@ type attemptPlan struct {
 	// throttledOnly: every skip was a rate limit.
 	comeback      int64
 	throttledOnly bool
-	// largerThan: after a context-length error, only candidates declaring a context window larger than this
-	// are tried (0: any).
-	largerThan int
+	// windowLimited: a context-length error was answered, and from then on only candidates declaring a
+	// context window larger than largerThan are tried (an undeclared window is 0, never larger: with
+	// largerThan 0, any declared window is).
+	windowLimited bool
+	largerThan    int
 }
 
 // plan orders the request's candidates: by priority (the configuration's order), and within one priority
@@ -387,7 +390,7 @@ func (h *httpContext) admitNext() (route modelRoute, key int, adm health.Admissi
 	for pl.next < pl.n {
 		route = h.candidates[pl.order[pl.next]]
 		pl.next++
-		if pl.largerThan > 0 && route.contextWindow <= pl.largerThan {
+		if pl.windowLimited && route.contextWindow <= pl.largerThan {
 			continue // the request did not fit a window at least this large
 		}
 		p := route.provider
@@ -629,6 +632,7 @@ func (h *httpContext) largerWindowAhead(status int) bool {
 // context window: only to candidates declaring a larger window, from now on for this request.
 func (h *httpContext) failOverForContext() bool {
 	h.planned.largerThan = max(h.up.route.contextWindow, h.planned.largerThan)
+	h.planned.windowLimited = true
 	return h.failOver("context_length")
 }
 
@@ -708,11 +712,7 @@ func (h *httpContext) dispatchAttempt(route modelRoute, key int, adm health.Admi
 	if h.state.body.Stream {
 		headers = append(headers, [2]string{"accept", "text/event-stream"})
 	}
-	for _, name := range calloutForwardedHeaders {
-		if v, err := proxywasm.GetHttpRequestHeader(name); err == nil && v != "" {
-			headers = append(headers, [2]string{name, v})
-		}
-	}
+	headers = append(headers, h.calloutHeaders...)
 	if _, err := proxywasm.DispatchHttpCall(p.cluster, headers, out.Body, nil, h.cfg.failover.calloutTimeout, h.onCalloutAnswer); err != nil {
 		// An unknown cluster (the deployment lacks it): the operator's to fix; check-config cannot see
 		// Envoy's clusters.
@@ -732,6 +732,23 @@ func (h *httpContext) dispatchAttempt(route modelRoute, key int, adm health.Admi
 // filter's own routing header are not the fallback provider's.
 var calloutForwardedHeaders = []string{"traceparent", "tracestate", "b3", "x-b3-traceid", "x-b3-spanid",
 	"x-b3-parentspanid", "x-b3-sampled", "x-request-id", "user-agent"}
+
+// keepCalloutHeaders copies the client's calloutForwardedHeaders (the first value of each) out of the request
+// headers while they can still be read: once a headers callback returned Continue, Envoy answers every read
+// of that map with BadArgument (docs/envoy-host.md section 1), so a request routed on its request line could
+// not give them to a later failover attempt. Copied, so the host's whole header map is not kept alive.
+func (h *httpContext) keepCalloutHeaders(pairs [][2]string) {
+	for _, name := range calloutForwardedHeaders {
+		for _, kv := range pairs {
+			if kv[0] == name {
+				if kv[1] != "" {
+					h.calloutHeaders = append(h.calloutHeaders, [2]string{name, strings.Clone(kv[1])})
+				}
+				break
+			}
+		}
+	}
+}
 
 // authFor is the credential headers of a provider's key (passthrough: the client's own key).
 func (h *httpContext) authFor(p *provider, key int) []translate.Header {

@@ -279,3 +279,38 @@ func TestFailoverAttackMalformedCalloutAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A context-length error goes only to candidates declaring a larger window. When the failed candidate declares
+// none, "larger" is any declared window: a candidate that declares none either (perhaps the same small model
+// elsewhere) must not be tried. Were it, a client sending one over-long request would spend an attempt per
+// such candidate (each answering the same 400), and with enough of them never reach the large window.
+func TestFailoverAttackContextLengthSkipsUndeclaredWindows(t *testing.T) {
+	const config = `{
+  "providers": [
+    {"name": "first", "dialect": "openai", "host": "api.openai.com", "api_key": "sk-first", "models": [{"name": "long"}]},
+    {"name": "same", "dialect": "openai", "host": "same.example.com", "api_key": "sk-same", "models": [{"name": "long", "priority": 1}]},
+    {"name": "big", "dialect": "azure-ai", "host": "models.inference.ai.azure.com", "api_key": "az-key",
+     "models": [{"name": "long", "model": "long-az", "priority": 2, "context_window": 128000}]}
+  ],
+  "failover": {"served_by_header": true}
+}`
+	for _, md := range modes {
+		t.Run(md.name, func(t *testing.T) {
+			s := newFailoverSession(t, md, config)
+			ex := chatRequest("long", false)
+			ex.upstream = upstreamReply(400, nil, contextTooLong)
+			ex.callouts = calloutAnswers(map[string]hostemu.CalloutAnswer{
+				"same": httpAnswer(400, contextTooLong),
+				"big":  httpAnswer(200, chatOKFrom("big")),
+			})
+			o := s.do(ex)
+			var clusters []string
+			for _, c := range o.callouts {
+				clusters = append(clusters, c.Cluster)
+			}
+			if len(clusters) != 1 || clusters[0] != "big" || o.status != 200 || o.clientHead["x-aidialect-attempts"] != "2" {
+				t.Fatalf("callouts to %v, client %d %v; want one callout, to big (same declares no window)", clusters, o.status, o.clientHead)
+			}
+		})
+	}
+}

@@ -157,6 +157,8 @@ type httpContext struct {
 	manyPieces     bool
 	localReplyCode int
 	reqHeaders     headerList // read once in OnHttpRequestHeaders, written once when the route is applied
+	// calloutHeaders are the client's headers a failover attempt carries (keepCalloutHeaders).
+	calloutHeaders [][2]string
 	respHeaders    headerList // read once in OnHttpResponseHeaders, written once when released
 
 	// fault names the callback a test build makes panic (see faults_on.go); always empty in production.
@@ -480,6 +482,9 @@ func (h *httpContext) applyRequestHeaders(head translate.UpstreamHead, bodyLengt
 	}
 	hs := &h.reqHeaders
 	orig := hs.pairs
+	if h.cfg.failover.attempts > 1 {
+		h.keepCalloutHeaders(orig)
+	}
 	hs.applyIn(edits.list(), h.plugin.takePairs())
 	hs.writeRequest()
 	// Nothing reads the request headers after this write.

@@ -263,6 +263,20 @@ func TestFailoverUnderV8(t *testing.T) {
 		if a := answerOf(o); a.Status != 200 || a.Headers.Get("x-aidialect-served-by") != "big" {
 			t.Fatalf("client got %d %v %s", a.Status, a.Headers, a.Body)
 		}
+		// Routed on its request line (an Azure OpenAI deployment path), the request's headers went on in the
+		// headers callback, after which Envoy no longer lets the filter read them: the attempt still carries
+		// the trace context.
+		x = v8Chat("long", false, 400, nil, `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`)
+		x.Request.Headers = Headers{{":method", "POST"}, {":path", "/openai/deployments/long/chat/completions?api-version=2024-10-21"},
+			{":authority", "gateway.local"}, {"content-type", "application/json"}, {"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+			{"user-agent", "AzureOpenAI/Python 1.0"}, {"x-request-id", "req-7"}}
+		x.Request.Chunks = [][]byte{[]byte(`{"messages":[{"role":"user","content":"hello"}]}`)}
+		x.Callouts = []CalloutAnswer{v8CalloutOK("big")}
+		o = play(t, p, x)
+		if len(o.Callouts) != 1 || o.Callouts[0].Headers.Get("traceparent") == "" || o.Callouts[0].Headers.Get("user-agent") != "AzureOpenAI/Python 1.0" ||
+			o.Callouts[0].Headers.Get("x-request-id") != "req-7" {
+			t.Fatalf("a request-line-routed request's failover attempt lost the client's trace context, agent or request id: %+v", o.Callouts)
+		}
 		// Another 400 is the client's: translated and answered, nothing retried.
 		o = play(t, p, v8Chat("long", false, 400, nil, `{"error":{"message":"Invalid value for temperature","type":"invalid_request_error","param":"temperature","code":"invalid_value"}}`))
 		if a := answerOf(o); len(o.Callouts) != 0 || a.Status != 400 || errorCode(a) != "invalid_value" {

@@ -312,6 +312,9 @@ class VM {
       proxy_get_header_map_value(type, keyPtr, keySize, retPtr, retSize) {
         const s = vm.stream(), field = headerMap(s, type);
         if (!s || !field) return BAD_ARGUMENT;
+        // Envoy's Context::decodeHeaders drops its reference to the request header map once the headers callback
+        // returned Continue; getHeaderMapValue then answers BadArgument (the map is not available).
+        if (field === 'reqHeaders' && s.reqHeadersDropped) return BAD_ARGUMENT;
         const key = vm.latin1(keyPtr, keySize).toLowerCase();
         for (const [k, v] of s[field]) {
           if (k === key) {
@@ -329,6 +332,7 @@ class VM {
         }
         const s = vm.stream(), field = headerMap(s, type);
         if (!s || !field) return BAD_ARGUMENT;
+        if (field === 'reqHeaders' && s.reqHeadersDropped) return vm.give(serializeMap([]), retPtr, retSize); // Envoy: no map, no pairs
         return vm.give(serializeMap(s[field]), retPtr, retSize);
       },
       proxy_set_header_map_pairs(type, ptr, size) {
@@ -685,8 +689,11 @@ class Exchange {
     s.reqHeaders = lowerPairs(headers);
     let action = vm.callback(id, 'proxy_on_request_headers', id, headers.length, chunks.length === 0 && !hasTrailers ? 1 : 0);
     if (this.localReply(action, 'OnHttpRequestHeaders')) return;
-    if (action === CONTINUE) this.requestHeaders = snapshot(s.reqHeaders);
-    else if (this.withhold) {
+    if (action === CONTINUE) {
+      this.requestHeaders = snapshot(s.reqHeaders);
+      // Only a Continue from the headers callback drops the map: paused headers stay readable to the end.
+      s.reqHeadersDropped = true;
+    } else if (this.withhold) {
       // An Envoy without allow_on_headers_stop_iteration: nothing more is delivered; only a local reply from
       // a tick can end the request (op tick).
       this.withheld = true;
