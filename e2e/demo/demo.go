@@ -391,10 +391,13 @@ type provider struct {
 	chainIDs               map[string]string // model name -> its chain_id
 }
 
-// candidates is a model name several providers serve (README "Failover").
+// candidates is a model name several providers serve (README "Failover"), its providers in the order
+// requests try them.
 type candidates struct {
 	Model     string
 	Providers []string
+	// priorities[i] is the priority of Providers[i]'s entry, by which readConfig orders them.
+	priorities []int
 }
 
 type configView struct {
@@ -415,6 +418,7 @@ func readConfig(config []byte) configView {
 		PathPrefix:      root.Get("path_prefix").String(),
 	}
 	firstOwner := map[string]string{}
+	firstPriority := map[string]int{} // the priority of firstOwner's entry
 	for _, p := range root.Get("providers").Array() {
 		pv := provider{Name: p.Get("name").String(), Dialect: p.Get("dialect").String(), ChainID: p.Get("chain_id").String(),
 			Passthrough: p.Get("auth").String() == "passthrough", chainIDs: map[string]string{}}
@@ -426,12 +430,14 @@ func readConfig(config []byte) configView {
 			case seen:
 				i := slices.IndexFunc(v.Failover, func(c candidates) bool { return c.Model == name })
 				if i < 0 {
-					v.Failover = append(v.Failover, candidates{Model: name, Providers: []string{owner}})
+					v.Failover = append(v.Failover, candidates{Model: name, Providers: []string{owner}, priorities: []int{firstPriority[name]}})
 					i = len(v.Failover) - 1
 				}
 				v.Failover[i].Providers = append(v.Failover[i].Providers, pv.Name)
+				v.Failover[i].priorities = append(v.Failover[i].priorities, int(m.Get("priority").Int()))
 			default:
 				firstOwner[name] = pv.Name
+				firstPriority[name] = int(m.Get("priority").Int())
 				pv.Exact = append(pv.Exact, name)
 			}
 			if c := m.Get("chain_id").String(); c != "" {
@@ -440,7 +446,44 @@ func readConfig(config []byte) configView {
 		}
 		v.Providers = append(v.Providers, pv)
 	}
+	for i := range v.Failover {
+		v.Failover[i].sortByPriority()
+	}
 	return v
+}
+
+// describe names the providers in the order requests try them; those of one priority share the requests by
+// weight, and the next priority comes after them.
+func (c *candidates) describe() string {
+	var groups []string
+	for start := 0; start < len(c.Providers); {
+		end := start + 1
+		for end < len(c.Providers) && c.priorities[end] == c.priorities[start] {
+			end++
+		}
+		if end-start == 1 {
+			groups = append(groups, c.Providers[start])
+		} else {
+			groups = append(groups, strings.Join(c.Providers[start:end], " and ")+" (shared by weight)")
+		}
+		start = end
+	}
+	return strings.Join(groups, ", then ")
+}
+
+// sortByPriority orders the providers as the filter tries them: priority 0 (the default) first, ties in
+// configuration order.
+func (c *candidates) sortByPriority() {
+	order := make([]int, len(c.Providers))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return c.priorities[a] - c.priorities[b] })
+	providers, priorities := make([]string, len(order)), make([]int, len(order))
+	for i, j := range order {
+		providers[i], priorities[i] = c.Providers[j], c.priorities[j]
+	}
+	c.Providers, c.priorities = providers, priorities
 }
 
 func looksLikeEmbeddings(model string) bool { return strings.Contains(strings.ToLower(model), "embed") }
@@ -579,7 +622,7 @@ func (e *Env) Describe() string {
 		fmt.Fprintf(&b, "  %-*s %s\n", width, p.Name+" ("+p.Dialect+")", strings.Join(models, ", "))
 	}
 	for _, c := range v.Failover {
-		fmt.Fprintf(&b, "%s fails over: served by %s, in order of priority (README \"Failover\").\n", c.Model, strings.Join(c.Providers, ", then "))
+		fmt.Fprintf(&b, "%s fails over: served by %s, in order of priority (README \"Failover\").\n", c.Model, c.describe())
 	}
 	switch {
 	case v.DefaultProvider != "" && e.Demo():

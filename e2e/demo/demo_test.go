@@ -495,3 +495,29 @@ func TestUpstreamOverrideNamesAProvider(t *testing.T) {
 		t.Fatalf("err %v, want the misspelt name and the configuration's providers", err)
 	}
 }
+
+// The banner names a failover model's providers in the order requests try them: by priority (0, the
+// default, first), those of one priority sharing the requests by weight, as the filter does (README "Failover").
+func TestBannerFailoverOrderFollowsPriority(t *testing.T) {
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"the demo's long-context: llama's entry has priority 0, openai's 1", Config,
+			"long-context fails over: served by llama, then openai, in order of priority"},
+		{"the demo's gpt-4o-ha: priorities 0, 1, 2 in configuration order", Config,
+			"gpt-4o-ha fails over: served by openai, then llama, then eternal, in order of priority"},
+		{"one priority shares the requests, in configuration order", `{"providers": [
+			{"name": "a", "dialect": "openai", "host": "a.example", "api_key": "k", "models": [{"name": "m", "priority": 2}]},
+			{"name": "b", "dialect": "openai", "host": "b.example", "api_key": "k", "models": [{"name": "m"}]},
+			{"name": "c", "dialect": "openai", "host": "c.example", "api_key": "k", "models": [{"name": "m", "priority": 2}]},
+			{"name": "d", "dialect": "openai", "host": "d.example", "api_key": "k", "models": [{"name": "m"}]}]}`,
+			"m fails over: served by b and d (shared by weight), then a and c (shared by weight), in order of priority"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := &Env{GatewayURL: "http://127.0.0.1:8080", config: []byte(tc.config)}
+			if banner := env.Describe(); !strings.Contains(banner, tc.want) {
+				t.Errorf("the banner lacks %q:\n%s", tc.want, banner)
+			}
+		})
+	}
+}
