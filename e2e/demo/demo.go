@@ -79,6 +79,11 @@ const Config = `{
 // answer with its headers (the banner's hang curl waits for it).
 const DemoHeadersTimeout = 5 * time.Second
 
+// ConfigHeadersTimeout is the same stand-in with a configuration of one's own: the shipped routes'
+// per_try_idle_timeout (envoy/envoy.yaml), so that a provider that never answers is failed over here as it
+// is in Envoy, not waited for until the client gives up.
+const ConfigHeadersTimeout = 300 * time.Second
+
 // NoDefaultConfig is Config without default_provider: a model no entry names gets 404 model_not_found.
 // make run serves it on a second gateway, so the banner can show that error (with Config a misspelt model
 // goes to the openai mock, which answers 200 and echoes it).
@@ -102,10 +107,11 @@ type Env struct {
 	// then shows model_not_found against it.
 	NoDefaultURL string
 
-	config    []byte            // the filter configuration, as given
-	upstreams map[string]string // with a configuration of one's own: provider name -> -upstream URL
-	noDefault bool              // the demo without default_provider
-	servers   []*http.Server
+	config         []byte            // the filter configuration, as given
+	upstreams      map[string]string // with a configuration of one's own: provider name -> -upstream URL
+	noDefault      bool              // the demo without default_provider
+	headersTimeout time.Duration     // the gateway's stand-in for the route's timeout (0: none)
+	servers        []*http.Server
 }
 
 // Options of Start.
@@ -127,7 +133,11 @@ type Options struct {
 	// the demo's providers, by provider name: the agent-client suites give each provider a model name that
 	// the Codex CLI has in its catalogue.
 	ExtraModels map[string][]string
-	Logger      *log.Logger
+	// HeadersTimeout is how long a provider may take to answer with its headers before the gateway answers 504,
+	// as Envoy does when a route's per_try_idle_timeout fires (the filter fails that over). 0: the default,
+	// DemoHeadersTimeout for the demo, ConfigHeadersTimeout with Config; negative: no limit.
+	HeadersTimeout time.Duration
+	Logger         *log.Logger
 }
 
 // Start brings the stack up; Close takes it down.
@@ -179,12 +189,20 @@ func Start(opts Options) (*Env, error) {
 		env.upstreams = upstreams
 	}
 	env.config = config
-	var headersTimeout time.Duration
-	if opts.Config == nil {
-		// The demo's mocks answer at once unless told to hang (x-mock-fail: hang): then Envoy's route timeout,
-		// modelled here, answers 504, and the failover model is served by its next provider.
+	// A provider that never answers (a mock told x-mock-fail: hang) gets Envoy's 504 after this, modelled
+	// here, and the failover model is served by its next provider.
+	headersTimeout := opts.HeadersTimeout
+	switch {
+	case headersTimeout < 0:
+		headersTimeout = 0 // the gateway's "no limit"
+	case headersTimeout > 0:
+	case opts.Config == nil:
+		// The demo's mocks answer at once unless told to hang: the banner's hang curl waits this long.
 		headersTimeout = DemoHeadersTimeout
+	default:
+		headersTimeout = ConfigHeadersTimeout
 	}
+	env.headersTimeout = headersTimeout
 	gw, err := gateway.New(gateway.Options{Wasm: opts.Wasm, PluginConfig: config, Upstreams: upstreams, Logger: opts.Logger,
 		HeadersTimeout: headersTimeout})
 	if err != nil {
@@ -599,6 +617,10 @@ func (e *Env) destinations(v configView) string {
 	return fmt.Sprintf("configuration: yours, requests for %s go to their -upstream URLs, for %s over https to the provider's host\n",
 		strings.Join(sent, ", "), strings.Join(direct, ", "))
 }
+
+// HeadersTimeout is how long a provider may take to send its headers before the gateway answers 504 (0: no
+// limit).
+func (e *Env) HeadersTimeout() time.Duration { return e.headersTimeout }
 
 // Describe is the banner make run prints: where the gateway listens, the providers and models of its
 // configuration (read from it, so the list is what GET /v1/models answers), what happens to other models,

@@ -521,3 +521,50 @@ func TestBannerFailoverOrderFollowsPriority(t *testing.T) {
 		})
 	}
 }
+
+// With a configuration of one's own, a provider that never sends its headers gets the 504 Envoy's shipped
+// routes answer (per_try_idle_timeout), which the filter fails over, rather than a request left hanging
+// until its client gives up: the default with Config, and -headers-timeout.
+func TestConfigOfOnesOwnFailsOverASilentProvider(t *testing.T) {
+	config := `{"providers": [
+	    {"name": "first", "dialect": "openai", "host": "api.openai.com", "api_key": "k-first", "models": [{"name": "m"}]},
+	    {"name": "second", "dialect": "azure-ai", "host": "ep.eastus2.models.ai.azure.com", "api_key": "k-second",
+	     "models": [{"name": "m", "priority": 1}]}],
+	  "failover": {"served_by_header": true}}`
+	mocks := map[string]*mock.Provider{
+		"first":  mock.New(mock.OpenAI, mock.Options{APIKey: "k-first"}),
+		"second": mock.New(mock.AzureAI, mock.Options{APIKey: "k-second"}),
+	}
+	upstreams := map[string]string{}
+	for name, p := range mocks {
+		e := &Env{}
+		addr, err := e.serve("127.0.0.1:0", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		upstreams[name] = "http://" + addr
+	}
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		want    time.Duration // the gateway's stand-in for the route's timeout
+	}{
+		{"the default: the shipped routes' per_try_idle_timeout", 0, ConfigHeadersTimeout},
+		{"-headers-timeout", 300 * time.Millisecond, 300 * time.Millisecond},
+		{"negative: no limit", -1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := start(t, Options{Config: []byte(config), Upstreams: upstreams, HeadersTimeout: tc.timeout})
+			if got := env.HeadersTimeout(); got != tc.want {
+				t.Errorf("headers timeout %v, want %v", got, tc.want)
+			}
+			if tc.want == 0 || tc.want > time.Second {
+				return // waiting for it proves nothing more
+			}
+			runCurl(t, Curl{URL: env.GatewayURL + "/v1/chat/completions", Flags: "i",
+				Header: [][2]string{{"Authorization", "Bearer k"}, {"x-mock-fail", "hang"}},
+				Body:   `{"model":"m","messages":[{"role":"user","content":"Say hello"}]}`, Status: 200, ServedBy: "second"}, nil)
+		})
+	}
+}
