@@ -80,6 +80,11 @@ const Config = `{
 // answer with its headers (the banner's hang curl waits for it).
 const DemoHeadersTimeout = 5 * time.Second
 
+// ConfigHeadersTimeout is the same stand-in with a configuration of one's own: the shipped routes'
+// per_try_idle_timeout (envoy/envoy.yaml), so that a provider that never answers is failed over here as it
+// is in Envoy, not waited for until the client gives up.
+const ConfigHeadersTimeout = 300 * time.Second
+
 // NoDefaultConfig is Config without default_provider: a model no entry names gets 404 model_not_found.
 // make run serves it on a second gateway, so the banner can show that error (with Config a misspelt model
 // goes to the openai mock, which answers 200 and echoes it).
@@ -105,12 +110,13 @@ type Env struct {
 	// then shows model_not_found against it.
 	NoDefaultURL string
 
-	config       []byte            // the filter configuration, as given
-	upstreams    map[string]string // with a configuration of one's own: provider name -> -upstream URL
-	noDefault    bool              // the demo without default_provider
-	budgets      bool              // the demo with token budgets (Options.RateLimitURL)
-	rateLimitURL string
-	servers      []*http.Server
+	config         []byte            // the filter configuration, as given
+	upstreams      map[string]string // with a configuration of one's own: provider name -> -upstream URL
+	noDefault      bool              // the demo without default_provider
+	headersTimeout time.Duration     // the gateway's stand-in for the route's timeout (0: none)
+	budgets        bool              // the demo with token budgets (Options.RateLimitURL)
+	rateLimitURL   string
+	servers        []*http.Server
 }
 
 // Options of Start.
@@ -138,7 +144,11 @@ type Options struct {
 	RateLimitURL string
 	// AdminListen, when set, serves the filter's metrics as Envoy's admin does (/stats/prometheus) there.
 	AdminListen string
-	Logger      *log.Logger
+	// HeadersTimeout is how long a provider may take to answer with its headers before the gateway answers 504,
+	// as Envoy does when a route's per_try_idle_timeout fires (the filter fails that over). 0: the default,
+	// DemoHeadersTimeout for the demo, ConfigHeadersTimeout with Config; negative: no limit.
+	HeadersTimeout time.Duration
+	Logger         *log.Logger
 }
 
 // The budget demo: team-a may spend BudgetTeamATokens tokens a minute, which one chat spends, so its second
@@ -242,12 +252,20 @@ func Start(opts Options) (*Env, error) {
 		env.upstreams = upstreams
 	}
 	env.config = config
-	var headersTimeout time.Duration
-	if opts.Config == nil {
-		// The demo's mocks answer at once unless told to hang (x-mock-fail: hang): then Envoy's route timeout,
-		// modelled here, answers 504, and the failover model is served by its next provider.
+	// A provider that never answers (a mock told x-mock-fail: hang) gets Envoy's 504 after this, modelled
+	// here, and the failover model is served by its next provider.
+	headersTimeout := opts.HeadersTimeout
+	switch {
+	case headersTimeout < 0:
+		headersTimeout = 0 // the gateway's "no limit"
+	case headersTimeout > 0:
+	case opts.Config == nil:
+		// The demo's mocks answer at once unless told to hang: the banner's hang curl waits this long.
 		headersTimeout = DemoHeadersTimeout
+	default:
+		headersTimeout = ConfigHeadersTimeout
 	}
+	env.headersTimeout = headersTimeout
 	gw, err := gateway.New(gateway.Options{Wasm: opts.Wasm, PluginConfig: config, Upstreams: upstreams, Logger: opts.Logger,
 		HeadersTimeout: headersTimeout})
 	if err != nil {
@@ -477,10 +495,13 @@ type provider struct {
 	chainIDs               map[string]string // model name -> its chain_id
 }
 
-// candidates is a model name several providers serve (README "Failover").
+// candidates is a model name several providers serve (README "Failover"), its providers in the order
+// requests try them.
 type candidates struct {
 	Model     string
 	Providers []string
+	// priorities[i] is the priority of Providers[i]'s entry, by which readConfig orders them.
+	priorities []int
 }
 
 type configView struct {
@@ -508,6 +529,7 @@ func readConfig(config []byte) configView {
 		v.ConsumerNames = append(v.ConsumerNames, c.Get("name").String())
 	}
 	firstOwner := map[string]string{}
+	firstPriority := map[string]int{} // the priority of firstOwner's entry
 	for _, p := range root.Get("providers").Array() {
 		pv := provider{Name: p.Get("name").String(), Dialect: p.Get("dialect").String(), ChainID: p.Get("chain_id").String(),
 			Passthrough: p.Get("auth").String() == "passthrough", chainIDs: map[string]string{}}
@@ -519,12 +541,14 @@ func readConfig(config []byte) configView {
 			case seen:
 				i := slices.IndexFunc(v.Failover, func(c candidates) bool { return c.Model == name })
 				if i < 0 {
-					v.Failover = append(v.Failover, candidates{Model: name, Providers: []string{owner}})
+					v.Failover = append(v.Failover, candidates{Model: name, Providers: []string{owner}, priorities: []int{firstPriority[name]}})
 					i = len(v.Failover) - 1
 				}
 				v.Failover[i].Providers = append(v.Failover[i].Providers, pv.Name)
+				v.Failover[i].priorities = append(v.Failover[i].priorities, int(m.Get("priority").Int()))
 			default:
 				firstOwner[name] = pv.Name
+				firstPriority[name] = int(m.Get("priority").Int())
 				pv.Exact = append(pv.Exact, name)
 			}
 			if c := m.Get("chain_id").String(); c != "" {
@@ -533,7 +557,44 @@ func readConfig(config []byte) configView {
 		}
 		v.Providers = append(v.Providers, pv)
 	}
+	for i := range v.Failover {
+		v.Failover[i].sortByPriority()
+	}
 	return v
+}
+
+// describe names the providers in the order requests try them; those of one priority share the requests by
+// weight, and the next priority comes after them.
+func (c *candidates) describe() string {
+	var groups []string
+	for start := 0; start < len(c.Providers); {
+		end := start + 1
+		for end < len(c.Providers) && c.priorities[end] == c.priorities[start] {
+			end++
+		}
+		if end-start == 1 {
+			groups = append(groups, c.Providers[start])
+		} else {
+			groups = append(groups, strings.Join(c.Providers[start:end], " and ")+" (shared by weight)")
+		}
+		start = end
+	}
+	return strings.Join(groups, ", then ")
+}
+
+// sortByPriority orders the providers as the filter tries them: priority 0 (the default) first, ties in
+// configuration order.
+func (c *candidates) sortByPriority() {
+	order := make([]int, len(c.Providers))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return c.priorities[a] - c.priorities[b] })
+	providers, priorities := make([]string, len(order)), make([]int, len(order))
+	for i, j := range order {
+		providers[i], priorities[i] = c.Providers[j], c.priorities[j]
+	}
+	c.Providers, c.priorities = providers, priorities
 }
 
 func looksLikeEmbeddings(model string) bool { return strings.Contains(strings.ToLower(model), "embed") }
@@ -650,6 +711,10 @@ func (e *Env) destinations(v configView) string {
 		strings.Join(sent, ", "), strings.Join(direct, ", "))
 }
 
+// HeadersTimeout is how long a provider may take to send its headers before the gateway answers 504 (0: no
+// limit).
+func (e *Env) HeadersTimeout() time.Duration { return e.headersTimeout }
+
 // Describe is the banner make run prints: where the gateway listens, the providers and models of its
 // configuration (read from it, so the list is what GET /v1/models answers), what happens to other models,
 // and the curls.
@@ -672,7 +737,7 @@ func (e *Env) Describe() string {
 		fmt.Fprintf(&b, "  %-*s %s\n", width, p.Name+" ("+p.Dialect+")", strings.Join(models, ", "))
 	}
 	for _, c := range v.Failover {
-		fmt.Fprintf(&b, "%s fails over: served by %s, in order of priority (README \"Failover\").\n", c.Model, strings.Join(c.Providers, ", then "))
+		fmt.Fprintf(&b, "%s fails over: served by %s, in order of priority (README \"Failover\").\n", c.Model, c.describe())
 	}
 	switch {
 	case v.DefaultProvider != "" && e.Demo():

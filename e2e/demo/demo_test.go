@@ -558,3 +558,76 @@ func TestDemoAdminPage(t *testing.T) {
 		}
 	}
 }
+
+// The banner names a failover model's providers in the order requests try them: by priority (0, the
+// default, first), those of one priority sharing the requests by weight, as the filter does (README "Failover").
+func TestBannerFailoverOrderFollowsPriority(t *testing.T) {
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"the demo's long-context: llama's entry has priority 0, openai's 1", Config,
+			"long-context fails over: served by llama, then openai, in order of priority"},
+		{"the demo's gpt-4o-ha: priorities 0, 1, 2 in configuration order", Config,
+			"gpt-4o-ha fails over: served by openai, then llama, then eternal, in order of priority"},
+		{"one priority shares the requests, in configuration order", `{"providers": [
+			{"name": "a", "dialect": "openai", "host": "a.example", "api_key": "k", "models": [{"name": "m", "priority": 2}]},
+			{"name": "b", "dialect": "openai", "host": "b.example", "api_key": "k", "models": [{"name": "m"}]},
+			{"name": "c", "dialect": "openai", "host": "c.example", "api_key": "k", "models": [{"name": "m", "priority": 2}]},
+			{"name": "d", "dialect": "openai", "host": "d.example", "api_key": "k", "models": [{"name": "m"}]}]}`,
+			"m fails over: served by b and d (shared by weight), then a and c (shared by weight), in order of priority"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := &Env{GatewayURL: "http://127.0.0.1:8080", config: []byte(tc.config)}
+			if banner := env.Describe(); !strings.Contains(banner, tc.want) {
+				t.Errorf("the banner lacks %q:\n%s", tc.want, banner)
+			}
+		})
+	}
+}
+
+// With a configuration of one's own, a provider that never sends its headers gets the 504 Envoy's shipped
+// routes answer (per_try_idle_timeout), which the filter fails over, rather than a request left hanging
+// until its client gives up: the default with Config, and -headers-timeout.
+func TestConfigOfOnesOwnFailsOverASilentProvider(t *testing.T) {
+	config := `{"providers": [
+	    {"name": "first", "dialect": "openai", "host": "api.openai.com", "api_key": "k-first", "models": [{"name": "m"}]},
+	    {"name": "second", "dialect": "azure-ai", "host": "ep.eastus2.models.ai.azure.com", "api_key": "k-second",
+	     "models": [{"name": "m", "priority": 1}]}],
+	  "failover": {"served_by_header": true}}`
+	mocks := map[string]*mock.Provider{
+		"first":  mock.New(mock.OpenAI, mock.Options{APIKey: "k-first"}),
+		"second": mock.New(mock.AzureAI, mock.Options{APIKey: "k-second"}),
+	}
+	upstreams := map[string]string{}
+	for name, p := range mocks {
+		e := &Env{}
+		addr, err := e.serve("127.0.0.1:0", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		upstreams[name] = "http://" + addr
+	}
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		want    time.Duration // the gateway's stand-in for the route's timeout
+	}{
+		{"the default: the shipped routes' per_try_idle_timeout", 0, ConfigHeadersTimeout},
+		{"-headers-timeout", 300 * time.Millisecond, 300 * time.Millisecond},
+		{"negative: no limit", -1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := start(t, Options{Config: []byte(config), Upstreams: upstreams, HeadersTimeout: tc.timeout})
+			if got := env.HeadersTimeout(); got != tc.want {
+				t.Errorf("headers timeout %v, want %v", got, tc.want)
+			}
+			if tc.want == 0 || tc.want > time.Second {
+				return // waiting for it proves nothing more
+			}
+			runCurl(t, Curl{URL: env.GatewayURL + "/v1/chat/completions", Flags: "i",
+				Header: [][2]string{{"Authorization", "Bearer k"}, {"x-mock-fail", "hang"}},
+				Body:   `{"model":"m","messages":[{"role":"user","content":"Say hello"}]}`, Status: 200, ServedBy: "second"}, nil)
+		})
+	}
+}

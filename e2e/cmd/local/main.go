@@ -62,6 +62,8 @@ func main() {
 	configPath := flag.String("config", os.Getenv("CONFIG"), "filter configuration for real providers (default: the demo with mock providers); api_key_env is read from this process's environment")
 	noDefaultListen := flag.String("no-default-listen", "127.0.0.1:8081", "with the demo, address of a second gateway serving it without default_provider (\"\": none)")
 	noDefault := flag.Bool("no-default", false, "serve the demo without default_provider (what the second gateway runs)")
+	headersTimeout := flag.Duration("headers-timeout", 0, "how long a provider may take to answer with its headers before the gateway answers 504 "+
+		"as Envoy's per_try_idle_timeout does, which the filter fails over (0: 5s for the demo, 300s with -config as in envoy/envoy.yaml; negative: no limit)")
 	child := flag.Bool("child", false, "run as the second gateway of a parent: report readiness on stdout, stop when stdin closes")
 	consumers := pairFlag{}
 	flag.Var(consumers, "consumer", "with the demo, a consumer as name=key (repeat the flag for more): every request then needs one of the keys")
@@ -92,7 +94,7 @@ func main() {
 		prefix = "gateway (no default_provider): "
 	}
 	opts := demo.Options{Wasm: wasm, Listen: *listen, NoDefault: *noDefault, Logger: log.New(os.Stderr, prefix, log.LstdFlags),
-		Consumers: consumers, Upstreams: upstreams, RateLimitURL: *rateLimit}
+		Consumers: consumers, Upstreams: upstreams, RateLimitURL: *rateLimit, HeadersTimeout: *headersTimeout}
 	if !*child {
 		opts.AdminListen = *admin
 	}
@@ -139,7 +141,7 @@ func main() {
 	}
 
 	if env.Demo() && !*noDefault && *noDefaultListen != "" {
-		c, err := startNoDefault(*wasmPath, *noDefaultListen, consumers)
+		c, err := startNoDefault(*wasmPath, *noDefaultListen, consumers, *headersTimeout)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "local: the gateway without default_provider did not start (%v); going on without it\n", err)
 		} else {
@@ -164,12 +166,12 @@ type childGateway struct {
 }
 
 // startNoDefault runs this program again as the gateway without default_provider and waits until it serves.
-func startNoDefault(wasmPath, listen string, consumers pairFlag) (*childGateway, error) {
+func startNoDefault(wasmPath, listen string, consumers pairFlag, headersTimeout time.Duration) (*childGateway, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"-wasm", wasmPath, "-listen", listen, "-no-default", "-child"}
+	args := []string{"-wasm", wasmPath, "-listen", listen, "-no-default", "-child", "-headers-timeout", headersTimeout.String()}
 	for name, key := range consumers {
 		args = append(args, "-consumer", name+"="+key)
 	}
