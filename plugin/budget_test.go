@@ -245,6 +245,36 @@ func TestBudgets(t *testing.T) {
 					t.Fatalf("counted %d after a failed and a good flush, want 70", got)
 				}
 			})
+			t.Run("absurd usage from a broken upstream neither wraps the charge nor blocks others", func(t *testing.T) {
+				// The service reads hits_addend as an unsigned number and Redis adds it to a signed 64-bit
+				// counter: a sum that wraps negative is refused (400) with every other consumer's charge in the
+				// same callout, again at each flush, and a counter pushed near 2^63 makes every later INCRBY fail.
+				s := newFailoverSession(t, md, budgetTestConfig(""))
+				rl := newFakeRateLimit(t, nil)
+				s.host.RootCallouts = rl.answer
+				absurd := `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5000000000000000000,"completion_tokens":1}}`
+				for _, c := range []struct{ key, body string }{{"key-a", absurd}, {"key-a", absurd}, {"key-b", chatUsage70}} {
+					ex := budgetChat(c.key, "gpt-4o", false)
+					ex.callouts = rl.answer
+					ex.upstream = upstreamReply(200, nil, c.body)
+					if o := s.do(ex); o.status != 200 {
+						t.Fatalf("client %d: %s", o.status, o.clientBody)
+					}
+				}
+				_ = s.host.Tick()
+				charge := rl.requests[len(rl.requests)-1]
+				for _, d := range charge.Descriptors {
+					if d.Hits == nil || *d.Hits <= 0 || *d.Hits > 1<<40 {
+						t.Errorf("%s: hits_addend %v, want a positive count the service and Redis can add", descriptorName(d.Entries), d.Hits)
+					}
+				}
+				if got := rl.counts["consumer=team-b"]; got != 70 {
+					t.Errorf("team-b counted %d, want its 70", got)
+				}
+				if got := rl.counts["consumer=team-a"]; got < 1<<30 {
+					t.Errorf("team-a counted %d for answers reporting 10^19 tokens", got)
+				}
+			})
 			t.Run("a stream is charged from its usage chunk", func(t *testing.T) {
 				s := newFailoverSession(t, md, budgetTestConfig(`"per": ["consumer"]`))
 				rl := newFakeRateLimit(t, nil)
