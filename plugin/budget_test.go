@@ -292,6 +292,33 @@ func TestBudgets(t *testing.T) {
 					t.Fatalf("counted %d, want the stream's 100", got)
 				}
 			})
+			t.Run("a stream whose client did not ask for usage is asked for it, and charged", func(t *testing.T) {
+				// Most SDKs stream without stream_options.include_usage: with usage off (the configuration's
+				// default without budgets), such a stream carried no usage, and was charged its prompt's
+				// estimate only, its whole answer free.
+				s := newFailoverSession(t, md, budgetTestConfig(`"per": ["consumer"]`))
+				rl := newFakeRateLimit(t, nil)
+				s.host.RootCallouts = rl.answer
+				ex := budgetChat("key-a", "gpt-4o", true)
+				ex.callouts = rl.answer
+				sse := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}` + "\n\n" +
+					`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":40,"completion_tokens":6000,"total_tokens":6040}}` + "\n\ndata: [DONE]\n\n"
+				ex.upstream = &upstreamAnswer{status: 200, headers: [][2]string{{"content-type", "text/event-stream"}}, chunks: []string{sse}}
+				o := s.do(ex)
+				if o.status != 200 {
+					t.Fatalf("client %d", o.status)
+				}
+				if !strings.Contains(string(o.upstreamBody), `"include_usage":true`) {
+					t.Errorf("the provider was not asked for the stream's usage: %s", o.upstreamBody)
+				}
+				if strings.Contains(string(o.clientBody), "prompt_tokens") {
+					t.Errorf("the client, which did not ask, got the usage chunk: %s", o.clientBody)
+				}
+				_ = s.host.Tick()
+				if got := rl.counts["consumer=team-a"]; got != 6040 {
+					t.Fatalf("counted %d, want the stream's 6040", got)
+				}
+			})
 			t.Run("the client leaves during the admission", func(t *testing.T) {
 				s := newFailoverSession(t, md, budgetTestConfig(""))
 				ex := budgetChat("key-a", "gpt-4o", false)
@@ -319,6 +346,7 @@ func TestBudgetConfig(t *testing.T) {
 		{"failure mode", `{"on_service_failure": "maybe"}`, "budgets.on_service_failure"},
 		{"domain", `{"domain": "a b"}`, "budgets.domain"},
 		{"cluster", `{"cluster": "a\nb"}`, "budgets.cluster"},
+		{"usage off", `{}, "usage": "off"`, "usage"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := parseConfig([]byte(`{"providers":[`+minimalProvider+`],"budgets":`+tt.budgets+`}`), func(string) string { return "" })

@@ -436,7 +436,14 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 		return nil, fieldErr("unknown_paths", "%q is not one of passthrough, reject", raw.UnknownPaths)
 	}
 	switch raw.Usage {
-	case "", "off":
+	case "":
+		// Budgets charge a stream from its usage chunk, which OpenAI-family providers send only when asked:
+		// most clients do not ask.
+		c.forceUsage = c.budgets.on
+	case "off":
+		if c.budgets.on {
+			return nil, fieldErr("usage", "is off, but budgets charge a stream from its usage, which OpenAI-family providers send only when asked: a client that does not ask would get its whole answer without charge; remove usage or set it to force")
+		}
 	case "force":
 		c.forceUsage = true
 	default:
