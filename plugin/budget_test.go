@@ -359,6 +359,29 @@ func TestBudgetConfig(t *testing.T) {
 
 // realRateLimit answers callouts to the budget cluster by sending them to the rate-limit service at addr, as
 // Envoy's cluster would.
+// The rate-limit service keys a counter "<domain>_consumer_<name>_[model_<label>_]<window>": with budgets per
+// consumer and model, a consumer name holding "_model_" or ending in "_model" spells another consumer's
+// counter (checked against the real service: consumer "team_model_gpt-4o" spent 80 of team's 100 on gpt-4o).
+func TestBudgetConsumerNamesCannotSpellAnotherCounter(t *testing.T) {
+	for _, tt := range []struct{ per, name, wantErr string }{
+		{`["consumer", "consumer_model"]`, "team_model_gpt-4o", "consumers[1].name"},
+		{`["consumer_model"]`, "team_model", "consumers[1].name"},
+		{`["consumer_model"]`, "team_model_x", "consumers[1].name"},
+		{`["consumer"]`, "team_model_gpt-4o", ""}, // one counter per consumer: nothing to collide with
+		{`["consumer", "consumer_model"]`, "data_modeling", ""},
+		{`["consumer", "consumer_model"]`, "team_b", ""},
+	} {
+		t.Run(tt.per+" "+tt.name, func(t *testing.T) {
+			cfg := `{"providers":[` + minimalProvider + `],"consumers":[{"name":"team","key_sha256":"` + strings.Repeat("ab", 32) +
+				`"},{"name":"` + tt.name + `","key_sha256":"` + strings.Repeat("cd", 32) + `"}],"budgets":{"per":` + tt.per + `}}`
+			_, err := parseConfig([]byte(cfg), func(string) string { return "" })
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("err %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
 func realRateLimit(t *testing.T, addr string) func(hostemu.Callout) hostemu.CalloutAnswer {
 	return func(c hostemu.Callout) hostemu.CalloutAnswer {
 		req, err := http.NewRequest(c.Header(":method"), "http://"+addr+c.Header(":path"), bytes.NewReader(c.Body))
