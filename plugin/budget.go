@@ -397,9 +397,16 @@ func (h *httpContext) noteUsage(u translate.Usage) {
 	h.metrics.countTokens(h.up.route.metricID, u)
 	h.metrics.genAI(&h.up.route, h.req.Op).recordTokens(u)
 	if u.Seen {
-		h.budget.used += int64(u.PromptTokens) + int64(u.CompletionTokens)
+		h.budget.used = min(h.budget.used+usageTokens(u.PromptTokens)+usageTokens(u.CompletionTokens), maxExchangeTokens)
 	}
 }
+
+// maxExchangeTokens bounds the tokens one exchange is charged, far above any model's context and output:
+// a broken upstream's usage (10^19, negative) must not wrap the charge's sum, nor push the service's Redis
+// counters toward their 64-bit limit, where every later charge of the key fails.
+const maxExchangeTokens = 1 << 32
+
+func usageTokens(n int64) int64 { return min(max(n, 0), maxExchangeTokens) }
 
 // chargeBudget queues what the exchange used beyond its reservation, once it is over.
 func (h *httpContext) chargeBudget() {
@@ -427,8 +434,15 @@ func (q *chargeQueue) add(consumer, model string, tokens int64) {
 	if q.pending == nil {
 		q.pending = map[chargeKey]int64{}
 	}
-	q.pending[chargeKey{consumer, model}] += tokens
+	// Saturated: a sum past what the service reads as one addend (and Redis adds) would be refused with every
+	// other charge of the callout, at every flush.
+	k := chargeKey{consumer, model}
+	q.pending[k] = min(q.pending[k]+tokens, maxQueuedTokens)
 }
+
+// maxQueuedTokens bounds a descriptor's hits_addend: one key's queued charge, and a consumer's sum over its
+// model entries (saturated the same way when the flush adds them up).
+const maxQueuedTokens = 1 << 40
 
 // flushCharges sends the queued charges in one callout, from the root context (OnTick).
 func (p *pluginContext) flushCharges() {
@@ -443,7 +457,7 @@ func (p *pluginContext) flushCharges() {
 	perConsumer := map[string]int64{}
 	first := true
 	for k, tokens := range q.pending {
-		perConsumer[k.consumer] += tokens
+		perConsumer[k.consumer] = min(perConsumer[k.consumer]+tokens, maxQueuedTokens)
 		if cfg.perModel {
 			if !first {
 				body = append(body, ',')

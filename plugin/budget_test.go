@@ -246,6 +246,36 @@ func TestBudgets(t *testing.T) {
 					t.Fatalf("counted %d after a failed and a good flush, want 70", got)
 				}
 			})
+			t.Run("absurd usage from a broken upstream neither wraps the charge nor blocks others", func(t *testing.T) {
+				// The service reads hits_addend as an unsigned number and Redis adds it to a signed 64-bit
+				// counter: a sum that wraps negative is refused (400) with every other consumer's charge in the
+				// same callout, again at each flush, and a counter pushed near 2^63 makes every later INCRBY fail.
+				s := newFailoverSession(t, md, budgetTestConfig(""))
+				rl := newFakeRateLimit(t, nil)
+				s.host.RootCallouts = rl.answer
+				absurd := `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5000000000000000000,"completion_tokens":1}}`
+				for _, c := range []struct{ key, body string }{{"key-a", absurd}, {"key-a", absurd}, {"key-b", chatUsage70}} {
+					ex := budgetChat(c.key, "gpt-4o", false)
+					ex.callouts = rl.answer
+					ex.upstream = upstreamReply(200, nil, c.body)
+					if o := s.do(ex); o.status != 200 {
+						t.Fatalf("client %d: %s", o.status, o.clientBody)
+					}
+				}
+				_ = s.host.Tick()
+				charge := rl.requests[len(rl.requests)-1]
+				for _, d := range charge.Descriptors {
+					if d.Hits == nil || *d.Hits <= 0 || *d.Hits > 1<<40 {
+						t.Errorf("%s: hits_addend %v, want a positive count the service and Redis can add", descriptorName(d.Entries), d.Hits)
+					}
+				}
+				if got := rl.counts["consumer=team-b"]; got != 70 {
+					t.Errorf("team-b counted %d, want its 70", got)
+				}
+				if got := rl.counts["consumer=team-a"]; got < 1<<30 {
+					t.Errorf("team-a counted %d for answers reporting 10^19 tokens", got)
+				}
+			})
 			t.Run("a stream is charged from its usage chunk", func(t *testing.T) {
 				s := newFailoverSession(t, md, budgetTestConfig(`"per": ["consumer"]`))
 				rl := newFakeRateLimit(t, nil)
@@ -261,6 +291,33 @@ func TestBudgets(t *testing.T) {
 				_ = s.host.Tick()
 				if got := rl.counts["consumer=team-a"]; got != 100 {
 					t.Fatalf("counted %d, want the stream's 100", got)
+				}
+			})
+			t.Run("a stream whose client did not ask for usage is asked for it, and charged", func(t *testing.T) {
+				// Most SDKs stream without stream_options.include_usage: with usage off (the configuration's
+				// default without budgets), such a stream carried no usage, and was charged its prompt's
+				// estimate only, its whole answer free.
+				s := newFailoverSession(t, md, budgetTestConfig(`"per": ["consumer"]`))
+				rl := newFakeRateLimit(t, nil)
+				s.host.RootCallouts = rl.answer
+				ex := budgetChat("key-a", "gpt-4o", true)
+				ex.callouts = rl.answer
+				sse := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}` + "\n\n" +
+					`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":40,"completion_tokens":6000,"total_tokens":6040}}` + "\n\ndata: [DONE]\n\n"
+				ex.upstream = &upstreamAnswer{status: 200, headers: [][2]string{{"content-type", "text/event-stream"}}, chunks: []string{sse}}
+				o := s.do(ex)
+				if o.status != 200 {
+					t.Fatalf("client %d", o.status)
+				}
+				if !strings.Contains(string(o.upstreamBody), `"include_usage":true`) {
+					t.Errorf("the provider was not asked for the stream's usage: %s", o.upstreamBody)
+				}
+				if strings.Contains(string(o.clientBody), "prompt_tokens") {
+					t.Errorf("the client, which did not ask, got the usage chunk: %s", o.clientBody)
+				}
+				_ = s.host.Tick()
+				if got := rl.counts["consumer=team-a"]; got != 6040 {
+					t.Fatalf("counted %d, want the stream's 6040", got)
 				}
 			})
 			t.Run("the client leaves during the admission", func(t *testing.T) {
@@ -290,6 +347,7 @@ func TestBudgetConfig(t *testing.T) {
 		{"failure mode", `{"on_service_failure": "maybe"}`, "budgets.on_service_failure"},
 		{"domain", `{"domain": "a b"}`, "budgets.domain"},
 		{"cluster", `{"cluster": "a\nb"}`, "budgets.cluster"},
+		{"usage off", `{}, "usage": "off"`, "usage"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := parseConfig([]byte(`{"providers":[`+minimalProvider+`],"budgets":`+tt.budgets+`}`), func(string) string { return "" })
@@ -302,6 +360,29 @@ func TestBudgetConfig(t *testing.T) {
 
 // realRateLimit answers callouts to the budget cluster by sending them to the rate-limit service at addr, as
 // Envoy's cluster would.
+// The rate-limit service keys a counter "<domain>_consumer_<name>_[model_<label>_]<window>": with budgets per
+// consumer and model, a consumer name holding "_model_" or ending in "_model" spells another consumer's
+// counter (checked against the real service: consumer "team_model_gpt-4o" spent 80 of team's 100 on gpt-4o).
+func TestBudgetConsumerNamesCannotSpellAnotherCounter(t *testing.T) {
+	for _, tt := range []struct{ per, name, wantErr string }{
+		{`["consumer", "consumer_model"]`, "team_model_gpt-4o", "consumers[1].name"},
+		{`["consumer_model"]`, "team_model", "consumers[1].name"},
+		{`["consumer_model"]`, "team_model_x", "consumers[1].name"},
+		{`["consumer"]`, "team_model_gpt-4o", ""}, // one counter per consumer: nothing to collide with
+		{`["consumer", "consumer_model"]`, "data_modeling", ""},
+		{`["consumer", "consumer_model"]`, "team_b", ""},
+	} {
+		t.Run(tt.per+" "+tt.name, func(t *testing.T) {
+			cfg := `{"providers":[` + minimalProvider + `],"consumers":[{"name":"team","key_sha256":"` + strings.Repeat("ab", 32) +
+				`"},{"name":"` + tt.name + `","key_sha256":"` + strings.Repeat("cd", 32) + `"}],"budgets":{"per":` + tt.per + `}}`
+			_, err := parseConfig([]byte(cfg), func(string) string { return "" })
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("err %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
 func realRateLimit(t *testing.T, addr string) func(hostemu.Callout) hostemu.CalloutAnswer {
 	return func(c hostemu.Callout) hostemu.CalloutAnswer {
 		req, err := http.NewRequest(c.Header(":method"), "http://"+addr+c.Header(":path"), bytes.NewReader(c.Body))

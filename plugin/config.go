@@ -400,6 +400,11 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 		}
 		consumerAt[cons.name] = i
 		c.consumers = append(c.consumers, cons)
+		if c.budgets.perModel && (strings.Contains(cons.name, "_"+descriptorModel+"_") || strings.HasSuffix(cons.name, "_"+descriptorModel)) {
+			// The service keys a counter <domain>_consumer_<name>_model_<label>_<window>: such a name spells
+			// another consumer's counter ("team_model_gpt-4o" alone is team's on gpt-4o) and spends it.
+			return nil, fieldErr(fmt.Sprintf("consumers[%d].name", i), "%q contains _model_ or ends in _model: with budgets per consumer_model, the rate-limit service's counter of this consumer could be another consumer's (it joins names with '_'); rename the consumer, e.g. with '-'", cons.name)
+		}
 	}
 	if err := c.setBindingKeys(raw.ResponseBindingKeyEnv, getenv, env); err != nil {
 		return nil, err
@@ -436,7 +441,14 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 		return nil, fieldErr("unknown_paths", "%q is not one of passthrough, reject", raw.UnknownPaths)
 	}
 	switch raw.Usage {
-	case "", "off":
+	case "":
+		// Budgets charge a stream from its usage chunk, which OpenAI-family providers send only when asked:
+		// most clients do not ask.
+		c.forceUsage = c.budgets.on
+	case "off":
+		if c.budgets.on {
+			return nil, fieldErr("usage", "is off, but budgets charge a stream from its usage, which OpenAI-family providers send only when asked: a client that does not ask would get its whole answer without charge; remove usage or set it to force")
+		}
 	case "force":
 		c.forceUsage = true
 	default:
