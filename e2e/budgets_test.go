@@ -34,7 +34,7 @@ const budgetsRateLimitYAML = `domain: aidialect
 descriptors:
   - key: consumer
     value: shared
-    rate_limit: {unit: minute, requests_per_unit: 120}
+    rate_limit: {unit: day, requests_per_unit: 120}
   - key: consumer
     value: charged
     rate_limit: {unit: day, requests_per_unit: 10000000}
@@ -363,7 +363,7 @@ func TestBudgetsEndToEnd(t *testing.T) {
 			flush()
 		}
 		if refusedBy == "" || admitted < 2 {
-			t.Fatalf("%d admitted, refused by %q: the budget of 120 tokens a minute was not enforced across the replicas", admitted, refusedBy)
+			t.Fatalf("%d admitted, refused by %q: the budget of 120 tokens a day was not enforced across the replicas", admitted, refusedBy)
 		}
 		// Sequential requests: the budget is exceeded by at most the last admitted request's cost.
 		perRequest := used / int64(admitted)
