@@ -35,7 +35,7 @@ func TestCheckConfigWarnsAboutVersionsWithoutAnOperation(t *testing.T) {
 		{"a fallback that cannot serve embeddings", `{"providers":[
 			{"name":"oa","dialect":"openai","host":"h","api_key":"k","models":[{"name":"m"}]},
 			{"name":"et","dialect":"eternalai","host":"h2","api_key":"k","models":[{"name":"m","priority":1}]}]}`,
-			`model "m": provider "et" (eternalai) cannot serve embeddings requests, which another of its providers serves: those requests never fail over to it`},
+			`model "m": provider "et" (eternalai) has no embeddings: embeddings requests for this model pass it over and go to its other providers only`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := t.TempDir() + "/c.json"
@@ -60,5 +60,14 @@ func TestCheckConfigWarnsAboutVersionsWithoutAnOperation(t *testing.T) {
 				t.Errorf("one warning expected: %s", errOut.String())
 			}
 		})
+	}
+}
+
+// A context_window on a model no other provider serves does nothing: check-config says so.
+func TestCheckConfigWarnsAboutALoneContextWindow(t *testing.T) {
+	status, out, errOut := runCheck(t, `{"providers":[{"name":"p","dialect":"openai","host":"api.openai.com","api_key":"k",
+	  "models":[{"name":"m","context_window":8192}]}]}`, nil)
+	if status != 0 || !strings.Contains(errOut, `model "m": context_window on provider "p" does nothing`) {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, out, errOut)
 	}
 }

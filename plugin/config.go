@@ -836,11 +836,22 @@ func warnCandidates(c *config, warn func(format string, args ...any)) {
 			}
 			for _, r := range candidates {
 				if !r.serves(op) {
-					warn("model %q: provider %q (%s) cannot serve %s requests, which another of its providers serves: those requests never fail over to it",
-						name, r.provider.name, r.provider.dialect, op)
+					warn("model %q: provider %q (%s) has no %s: %s requests for this model pass it over and go to its other providers only (nothing to do if the model is not used for %s)",
+						name, r.provider.name, r.provider.dialect, op, op, op)
 				}
 			}
 		}
+	}
+	lone := make([]string, 0)
+	for name, candidates := range c.exact {
+		if len(candidates) == 1 && candidates[0].contextWindow != 0 {
+			lone = append(lone, name)
+		}
+	}
+	slices.Sort(lone)
+	for _, name := range lone {
+		warn("model %q: context_window on provider %q does nothing: no other provider serves the model, so a request too long for it has nowhere to go",
+			name, c.exact[name][0].provider.name)
 	}
 }
 

@@ -292,6 +292,9 @@ type attemptPlan struct {
 	// largerThan 0, any declared window is).
 	windowLimited bool
 	largerThan    int
+	// skipped are the providers passed over because benched, with why, for x-aidialect-skipped.
+	skipped  [maxCandidates]skippedCandidate
+	nSkipped int
 }
 
 // plan orders the request's candidates: by priority (the configuration's order), and within one priority
@@ -453,6 +456,31 @@ func (h *httpContext) noteSkip(p *provider, a health.Admission) {
 		pl.comeback = a.Until
 	}
 	h.metrics.countSkip(p.name, a.Reason)
+	if pl.nSkipped < len(pl.skipped) {
+		pl.skipped[pl.nSkipped] = skippedCandidate{p, a.Reason}
+		pl.nSkipped++
+	}
+}
+
+type skippedCandidate struct {
+	provider *provider
+	reason   health.Reason
+}
+
+// skippedHeader is x-aidialect-skipped: the providers passed over, each with why ("openai circuit_open, llama
+// rate_limited"), so that a client sees why a failover model was served by a later provider or not at all.
+func (h *httpContext) skippedHeader() string {
+	pl := &h.planned
+	var b strings.Builder
+	for i := 0; i < pl.nSkipped; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(pl.skipped[i].provider.name)
+		b.WriteByte(' ')
+		b.WriteString(pl.skipped[i].reason.String())
+	}
+	return b.String()
 }
 
 func (h *httpContext) consumerName() string {
@@ -490,6 +518,9 @@ func (h *httpContext) unavailable(model string) types.Action {
 	headers := [][2]string{{"content-type", "application/json"}, {"x-aidialect-error", string(code)}}
 	if ra := retryAfterSeconds(pl.comeback); ra != "" {
 		headers = append(headers, [2]string{"retry-after", ra})
+	}
+	if h.cfg.failover.servedBy && pl.nSkipped > 0 {
+		headers = append(headers, [2]string{"x-aidialect-skipped", h.skippedHeader()})
 	}
 	return h.sendLocal(e.Status(), e.Body(h.req.Dialect), headers)
 }
@@ -900,8 +931,12 @@ func (h *httpContext) servedByHeaders(headers [][2]string) [][2]string {
 	if !h.cfg.failover.servedBy {
 		return headers
 	}
-	return append(headers, [2]string{"x-aidialect-served-by", h.up.route.provider.name},
+	headers = append(headers, [2]string{"x-aidialect-served-by", h.up.route.provider.name},
 		[2]string{"x-aidialect-attempts", strconv.Itoa(h.attempts)})
+	if h.planned.nSkipped > 0 {
+		headers = append(headers, [2]string{"x-aidialect-skipped", h.skippedHeader()})
+	}
+	return headers
 }
 
 // withRetryAfter sets Retry-After to the earliest moment any candidate of the model comes back, else to the

@@ -137,6 +137,9 @@ func TestFailover(t *testing.T) {
 				if o.upstreamHead["x-aidialect-provider"] != "az" || len(o.callouts) != 0 {
 					t.Fatalf("the next request went to %q with %d callouts, want az directly", o.upstreamHead["x-aidialect-provider"], len(o.callouts))
 				}
+				if got := o.clientHead["x-aidialect-skipped"]; got != "oa rate_limited" {
+					t.Errorf("x-aidialect-skipped %q, want the benched provider and why", got)
+				}
 			})
 			t.Run("every candidate failing answers the last error with Retry-After", func(t *testing.T) {
 				s := newFailoverSession(t, md, failoverConfigWith(""))

@@ -555,6 +555,9 @@ func (h *httpContext) OnHttpResponseHeaders(_ int, endOfStream bool) (action typ
 	if h.cfg.failover.servedBy {
 		edits.set("x-aidialect-served-by", h.up.route.provider.name)
 		edits.set("x-aidialect-attempts", strconv.Itoa(h.attempts))
+		if h.planned.nSkipped > 0 {
+			edits.set("x-aidialect-skipped", h.skippedHeader())
+		}
 	}
 	if omitted := h.up.EchoOmitted(); len(omitted) > 0 && h.up.status >= 200 && h.up.status < 300 {
 		// The bridged Response leaves out of its echo the request values past its budget: said, not silent.
