@@ -559,3 +559,20 @@ func TestShippedBudgetsObject(t *testing.T) {
 		t.Errorf("team-a on gpt-4o matched no limit of the shipped configuration: %s (%v)", a.Body, err)
 	}
 }
+
+// TestRateLimitConfigQuotesNames: consumer names that YAML would read otherwise (a control character, a
+// quote, a number, a YAML word) come out of ratelimit-config as the same names.
+func TestRateLimitConfigQuotesNames(t *testing.T) {
+	for _, name := range []string{"team\nb", `we "quote"`, "1234", "yes", "naïve", "tab\there"} {
+		got := yamlString(name)
+		if got == name && name != "naïve" {
+			t.Errorf("%q was not quoted", name)
+		}
+		if unq, err := strconv.Unquote(got); got != name && (err != nil || unq != name) {
+			t.Errorf("%q came out as %s", name, got)
+		}
+		if strings.ContainsAny(got, "\n\t") {
+			t.Errorf("%q kept a raw control character: %s", name, got)
+		}
+	}
+}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -60,12 +61,14 @@ func (c *config) budgetModelLabels() []string {
 	return labels
 }
 
-// yamlString quotes a value for YAML when it could be read as something else.
+// yamlString quotes a value for YAML when it could be read as something else. A quoted value is a YAML
+// double-quoted scalar with every character outside printable ASCII escaped (\n, \t, \uXXXX: escapes Go's
+// strconv.QuoteToASCII writes and YAML reads alike), so a name with a control character keeps it.
 func yamlString(s string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+			return strconv.QuoteToASCII(s)
 		}
 	}
 	if s == "" || s == "true" || s == "false" || s == "null" || s == "yes" || s == "no" || s[0] >= '0' && s[0] <= '9' {
