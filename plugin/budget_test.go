@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -23,7 +24,8 @@ type fakeRateLimit struct {
 	limits   map[string]int64 // descriptor ("consumer=a" or "consumer=a,model=m") -> tokens per window
 	counts   map[string]int64
 	requests []fakeRLRequest
-	fail     bool // answer nothing (a timeout, a reset)
+	fail     bool   // answer nothing (a timeout, a reset)
+	reset    string // durationUntilReset of a limited descriptor ("41s" by default)
 }
 
 type fakeRLRequest struct {
@@ -80,6 +82,9 @@ func (f *fakeRateLimit) answer(c hostemu.Callout) hostemu.CalloutAnswer {
 		st := status{Code: "OK"}
 		if limit, ok := f.limits[name]; ok {
 			st.DurationUntilReset = "41s"
+			if f.reset != "" {
+				st.DurationUntilReset = f.reset
+			}
 			st.CurrentLimit = &struct {
 				RequestsPerUnit int64  `json:"requestsPerUnit"`
 				Unit            string `json:"unit"`
@@ -193,6 +198,9 @@ func TestBudgets(t *testing.T) {
 					if !strings.Contains(string(o.clientBody), `team-a`) || !strings.Contains(string(o.clientBody), "per minute") {
 						t.Errorf("the refusal does not name the budget: %s", o.clientBody)
 					}
+					if o.clientHead["x-should-retry"] != "" {
+						t.Errorf("a 41 s wait is left to the SDKs' retries, got x-should-retry %q", o.clientHead["x-should-retry"])
+					}
 				}
 				// team-b has its own budget.
 				ex := budgetChat("key-b", "gpt-4o", false)
@@ -200,6 +208,22 @@ func TestBudgets(t *testing.T) {
 				ex.upstream = upstreamReply(200, nil, chatUsage70)
 				if o := s.do(ex); o.status != 200 {
 					t.Fatalf("team-b refused by team-a's budget: %d %s", o.status, o.clientBody)
+				}
+			})
+			t.Run("a window resetting in more than a minute: the SDKs are told not to retry", func(t *testing.T) {
+				// The OpenAI SDKs retry a 429 after its Retry-After: the Node SDK waits out any length (a day's
+				// budget would hold the call for hours), the Python SDK backs off for a second and is refused
+				// again. x-should-retry: false, which both read, gives the caller the error at once.
+				s := newFailoverSession(t, md, budgetTestConfig(""))
+				rl := newFakeRateLimit(t, map[string]int64{"consumer=team-a": 100})
+				rl.counts["consumer=team-a"] = 100
+				rl.reset = "3599s"
+				ex := budgetChat("key-a", "gpt-4o", false)
+				ex.callouts = rl.answer
+				ex.upstream = upstreamReply(200, nil, chatUsage70)
+				o := s.do(ex)
+				if o.status != 429 || o.clientHead["retry-after"] != "3599" || o.clientHead["x-should-retry"] != "false" {
+					t.Fatalf("client %d %v %s", o.status, o.clientHead, o.clientBody)
 				}
 			})
 			t.Run("the service down: allow lets requests through, deny refuses them", func(t *testing.T) {
@@ -261,6 +285,28 @@ func TestBudgets(t *testing.T) {
 				_ = s.host.Tick()
 				if got := rl.counts["consumer=team-a"]; got != 100 {
 					t.Fatalf("counted %d, want the stream's 100", got)
+				}
+			})
+			t.Run("a stream whose client did not ask for usage is charged its usage all the same", func(t *testing.T) {
+				// Without "usage" in the configuration, budgets ask the provider for the usage chunk: otherwise a
+				// client streaming without stream_options.include_usage would pay its prompt's estimate only.
+				s := newFailoverSession(t, md, budgetTestConfig(`"per": ["consumer"]`))
+				rl := newFakeRateLimit(t, nil)
+				s.host.RootCallouts = rl.answer
+				ex := budgetChat("key-a", "gpt-4o", true)
+				ex.callouts = rl.answer
+				sse := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}` + "\n\n" +
+					`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":40,"completion_tokens":60,"total_tokens":100}}` + "\n\ndata: [DONE]\n\n"
+				ex.upstream = &upstreamAnswer{status: 200, headers: [][2]string{{"content-type", "text/event-stream"}}, chunks: []string{sse}}
+				o := s.do(ex)
+				if o.status != 200 {
+					t.Fatalf("client %d", o.status)
+				}
+				if !strings.Contains(string(o.upstreamBody), `"include_usage":true`) {
+					t.Errorf("the provider was not asked for usage: %s", o.upstreamBody)
+				}
+				if strings.Contains(string(o.clientBody), `"usage"`) {
+					t.Errorf("the client got the usage chunk it did not ask for: %s", o.clientBody)
 				}
 			})
 			t.Run("the client leaves during the admission", func(t *testing.T) {
@@ -476,5 +522,41 @@ func TestShippedBudgetsObject(t *testing.T) {
 	if err := json.Unmarshal(a.Body, &r); err != nil || len(r.Statuses) != 2 || r.Statuses[1].CurrentLimit == nil ||
 		r.Statuses[1].CurrentLimit.RequestsPerUnit != 200000 {
 		t.Errorf("team-a on gpt-4o matched no limit of the shipped configuration: %s (%v)", a.Body, err)
+	}
+}
+
+func TestBudgetsForceUsage(t *testing.T) {
+	for _, tt := range []struct {
+		name, extra string
+		wantForced  bool
+		wantWarning string // "" none
+	}{
+		{"no budgets: usage stays off", `"usage": "off"`, false, ""},
+		{"no budgets, usage unset: off", ``, false, ""},
+		{"budgets, usage unset: forced", `"budgets": {}`, true, ""},
+		{"budgets, usage force", `"budgets": {}, "usage": "force"`, true, ""},
+		{"budgets, usage off: kept, with a warning", `"budgets": {}, "usage": "off"`, false, `"usage": "off"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			extra := ""
+			if tt.extra != "" {
+				extra = "," + tt.extra
+			}
+			cfg, err := parseConfig([]byte(`{"providers":[`+minimalProvider+`],"consumers":[{"name":"a","key_sha256":"`+hexSum("k")+`"}]`+extra+`}`), func(string) string { return "" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.forceUsage != tt.wantForced {
+				t.Errorf("forceUsage %v, want %v", cfg.forceUsage, tt.wantForced)
+			}
+			var warnings []string
+			warnBudgets(cfg, func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) })
+			switch {
+			case tt.wantWarning == "" && len(warnings) > 0:
+				t.Errorf("unexpected warnings %q", warnings)
+			case tt.wantWarning != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tt.wantWarning)):
+				t.Errorf("warnings %q, want one naming %s", warnings, tt.wantWarning)
+			}
+		})
 	}
 }

@@ -436,7 +436,11 @@ func parseConfigFrom(data []byte, getenv func(string) string, env envSource) (*c
 		return nil, fieldErr("unknown_paths", "%q is not one of passthrough, reject", raw.UnknownPaths)
 	}
 	switch raw.Usage {
-	case "", "off":
+	case "":
+		// Budgets need every answer's usage: without it a stream whose client did not ask for usage would be
+		// charged its prompt's estimate only, however long its answer.
+		c.forceUsage = c.budgets.on
+	case "off":
 	case "force":
 		c.forceUsage = true
 	default:
