@@ -359,6 +359,9 @@ func (h *httpContext) refuseOverBudget(body []byte) {
 	if wait > 0 {
 		message += ": retry after " + strconv.FormatInt(wait, 10) + " s, when its window resets"
 		headers = append(headers, [2]string{"retry-after", strconv.FormatInt(wait, 10)})
+		if wait > maxSDKRetryWait {
+			headers = append(headers, [2]string{"x-should-retry", "false"})
+		}
 	} else {
 		message += ": retry when its window resets"
 	}
@@ -366,6 +369,12 @@ func (h *httpContext) refuseOverBudget(body []byte) {
 	h.metrics.countError(string(e.Code))
 	h.sendLocal(e.Status(), e.Body(h.req.Dialect), headers)
 }
+
+// maxSDKRetryWait is the longest Retry-After (seconds) worth an SDK's automatic retry. Beyond it the refusal
+// carries x-should-retry: false, which the OpenAI SDKs read: the Node SDK would otherwise sleep for the whole
+// Retry-After inside the call (hours for a day's budget), and the Python SDK, which ignores a Retry-After over
+// 60 s, would back off for a second and be refused again, each retry costing its estimate.
+const maxSDKRetryWait = 60
 
 // durationSeconds reads a protobuf JSON duration ("47s", "0.250s") as whole seconds, rounded up; 0 when it
 // is not one, or over a year (no window of the service is longer).

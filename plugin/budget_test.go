@@ -23,7 +23,8 @@ type fakeRateLimit struct {
 	limits   map[string]int64 // descriptor ("consumer=a" or "consumer=a,model=m") -> tokens per window
 	counts   map[string]int64
 	requests []fakeRLRequest
-	fail     bool // answer nothing (a timeout, a reset)
+	fail     bool   // answer nothing (a timeout, a reset)
+	reset    string // durationUntilReset of a limited descriptor ("41s" by default)
 }
 
 type fakeRLRequest struct {
@@ -80,6 +81,9 @@ func (f *fakeRateLimit) answer(c hostemu.Callout) hostemu.CalloutAnswer {
 		st := status{Code: "OK"}
 		if limit, ok := f.limits[name]; ok {
 			st.DurationUntilReset = "41s"
+			if f.reset != "" {
+				st.DurationUntilReset = f.reset
+			}
 			st.CurrentLimit = &struct {
 				RequestsPerUnit int64  `json:"requestsPerUnit"`
 				Unit            string `json:"unit"`
@@ -193,6 +197,9 @@ func TestBudgets(t *testing.T) {
 					if !strings.Contains(string(o.clientBody), `team-a`) || !strings.Contains(string(o.clientBody), "per minute") {
 						t.Errorf("the refusal does not name the budget: %s", o.clientBody)
 					}
+					if o.clientHead["x-should-retry"] != "" {
+						t.Errorf("a 41 s wait is left to the SDKs' retries, got x-should-retry %q", o.clientHead["x-should-retry"])
+					}
 				}
 				// team-b has its own budget.
 				ex := budgetChat("key-b", "gpt-4o", false)
@@ -200,6 +207,22 @@ func TestBudgets(t *testing.T) {
 				ex.upstream = upstreamReply(200, nil, chatUsage70)
 				if o := s.do(ex); o.status != 200 {
 					t.Fatalf("team-b refused by team-a's budget: %d %s", o.status, o.clientBody)
+				}
+			})
+			t.Run("a window resetting in more than a minute: the SDKs are told not to retry", func(t *testing.T) {
+				// The OpenAI SDKs retry a 429 after its Retry-After: the Node SDK waits out any length (a day's
+				// budget would hold the call for hours), the Python SDK backs off for a second and is refused
+				// again. x-should-retry: false, which both read, gives the caller the error at once.
+				s := newFailoverSession(t, md, budgetTestConfig(""))
+				rl := newFakeRateLimit(t, map[string]int64{"consumer=team-a": 100})
+				rl.counts["consumer=team-a"] = 100
+				rl.reset = "3599s"
+				ex := budgetChat("key-a", "gpt-4o", false)
+				ex.callouts = rl.answer
+				ex.upstream = upstreamReply(200, nil, chatUsage70)
+				o := s.do(ex)
+				if o.status != 429 || o.clientHead["retry-after"] != "3599" || o.clientHead["x-should-retry"] != "false" {
+					t.Fatalf("client %d %v %s", o.status, o.clientHead, o.clientBody)
 				}
 			})
 			t.Run("the service down: allow lets requests through, deny refuses them", func(t *testing.T) {
@@ -574,5 +597,41 @@ func TestRateLimitConfigQuotesNames(t *testing.T) {
 		if strings.ContainsAny(got, "\n\t") {
 			t.Errorf("%q kept a raw control character: %s", name, got)
 		}
+	}
+}
+
+// TestBudgetsForceUsage: with budgets, usage is forced unless set, and "off" is refused (a stream whose
+// client does not ask for usage would get its answer uncharged).
+func TestBudgetsForceUsage(t *testing.T) {
+	for _, tt := range []struct {
+		name, extra string
+		wantForced  bool
+		wantErr     string
+	}{
+		{"no budgets: usage stays off", `"usage": "off"`, false, ""},
+		{"no budgets, usage unset: off", ``, false, ""},
+		{"budgets, usage unset: forced", `"budgets": {}`, true, ""},
+		{"budgets, usage force", `"budgets": {}, "usage": "force"`, true, ""},
+		{"budgets, usage off: refused", `"budgets": {}, "usage": "off"`, false, "usage"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			extra := ""
+			if tt.extra != "" {
+				extra = "," + tt.extra
+			}
+			cfg, err := parseConfig([]byte(`{"providers":[`+minimalProvider+`],"consumers":[{"name":"a","key_sha256":"`+hexSum("k")+`"}]`+extra+`}`), func(string) string { return "" })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.forceUsage != tt.wantForced {
+				t.Errorf("forceUsage %v, want %v", cfg.forceUsage, tt.wantForced)
+			}
+		})
 	}
 }
