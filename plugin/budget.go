@@ -106,9 +106,10 @@ func parseBudgets(raw *rawBudgets) (budgetConfig, error) {
 	if raw.Authority != "" {
 		b.authority = raw.Authority
 	}
-	for field, v := range map[string]string{"budgets.cluster": b.cluster, "budgets.authority": b.authority} {
-		if !isToken(v) && !validHost(v) {
-			return b, fieldErr(field, "%q is not an Envoy cluster name or host", v)
+	// In order: the authority defaults to the cluster, whose error is the one to report.
+	for _, f := range [...]struct{ field, value string }{{"budgets.cluster", b.cluster}, {"budgets.authority", b.authority}} {
+		if !isToken(f.value) && !validHost(f.value) {
+			return b, fieldErr(f.field, "%q is not an Envoy cluster name or host", f.value)
 		}
 	}
 	if raw.Domain != "" {
