@@ -44,7 +44,11 @@ func checkConfig(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 		fmt.Fprintf(stderr, "reading %s: %v\n", name, err)
 		return 1
 	}
-	// api_key_env is read from this process's environment, which the advice for a missing variable says.
+	// api_key_env is read from this process's environment, which the advice for a missing variable says;
+	// ratelimit-config needs no key, so any variable will do there.
+	if args[0] == "ratelimit-config" {
+		getenv = func(string) string { return "unused-by-ratelimit-config" }
+	}
 	cfg, err := parseConfigFrom(data, getenv, envFromShell)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -65,6 +69,16 @@ func checkConfig(args []string, stdin io.Reader, stdout, stderr io.Writer, geten
 		return 0
 	}
 	fmt.Fprintf(stdout, "configuration valid: %d providers, routing header %q\n", len(cfg.providers), cfg.routingHeader)
+	if b := &cfg.budgets; b.on {
+		per := "consumer"
+		switch {
+		case b.perConsumer && b.perModel:
+			per = "consumer, and consumer and model"
+		case b.perModel:
+			per = "consumer and model"
+		}
+		fmt.Fprintf(stdout, "token budgets: per %s, counted by the rate-limit service on cluster %q (domain %q; its limits: go run ./plugin ratelimit-config)\n", per, b.cluster, b.domain)
+	}
 	return 0
 }
 

@@ -138,3 +138,23 @@ func TestCheckConfigUsage(t *testing.T) {
 		t.Errorf("stdin: status %d, %q %q", status, out.String(), errOut.String())
 	}
 }
+
+// ratelimit-config needs no provider key: an unset api_key_env does not stop it.
+func TestRateLimitConfigNeedsNoKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.json")
+	config := `{"providers":[{"name":"p","dialect":"openai","host":"api.openai.com","api_key_env":"UNSET_KEY","models":[{"name":"m"}]}],
+	  "consumers":[{"name":"a","key_sha256":"` + strings.Repeat("ab", 32) + `"}],"budgets":{}}`
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	if status := checkConfig([]string{"ratelimit-config", path}, strings.NewReader(""), &out, &errOut, func(string) string { return "" }); status != 0 ||
+		!strings.Contains(out.String(), "value: a") {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, out.String(), errOut.String())
+	}
+	out.Reset()
+	if status := checkConfig([]string{"check-config", path}, strings.NewReader(""), &out, &errOut, func(k string) string { return "k-" + k }); status != 0 ||
+		!strings.Contains(out.String(), "token budgets: per consumer") {
+		t.Fatalf("check-config: status %d, stdout %q", status, out.String())
+	}
+}

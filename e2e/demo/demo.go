@@ -466,7 +466,7 @@ func (e *Env) Curls() []Curl {
 		teamA := [][2]string{{"Authorization", "Bearer " + BudgetTeamAKey}}
 		body := `{"model":"gpt-4o",` + hello + `}`
 		curls = append(curls,
-			Curl{Note: "token budgets: team-a may spend " + strconv.Itoa(BudgetTeamATokens) + " tokens a minute; this chat is admitted and costs about a dozen (the answer's usage is charged after it)",
+			Curl{Note: "token budgets: team-a may spend " + strconv.Itoa(BudgetTeamATokens) + " tokens a minute; this chat is admitted, and its answer's usage (about 8 tokens) is charged after it",
 				Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: teamA, Body: body, Status: 200},
 			Curl{Note: "team-a again: its budget is spent, 429 budget_exceeded (in the client's dialect) with Retry-After until the minute's window resets; the provider is not called",
 				Flags: "i", URL: e.GatewayURL + "/v1/chat/completions", Header: teamA, Body: body, Status: 429, Code: "budget_exceeded",

@@ -87,6 +87,9 @@ type Gateway struct {
 	calloutTimeouts       map[string]time.Duration
 	defaultCalloutTimeout time.Duration
 	stopTicks             chan struct{}
+	// logged counts the filter's log lines already printed (warn, error, critical), per VM.
+	logMu  sync.Mutex
+	logged map[*hostemu.Host][3]int
 }
 
 // maxBody bounds what the gateway reads from a client before the filter's own max_request_bytes applies.
@@ -161,7 +164,28 @@ func New(opts Options) (*Gateway, error) {
 		return http.ErrUseLastResponse
 	}}
 	go g.tick()
+	g.printFilterLogs(host) // its start-up warnings
 	return g, nil
+}
+
+// printFilterLogs prints the filter's log lines at warn level and above that are new since the last call, as
+// Envoy's log shows them (the README promises some: a circuit opening, a budget service failing).
+func (g *Gateway) printFilterLogs(host *hostemu.Host) {
+	warn, errs, critical := host.Logs()
+	g.logMu.Lock()
+	defer g.logMu.Unlock()
+	if g.logged == nil {
+		g.logged = map[*hostemu.Host][3]int{}
+	}
+	seen := g.logged[host]
+	for i, lines := range [3][]string{warn, errs, critical} {
+		level := [3]string{"warning", "error", "critical"}[i]
+		for _, l := range lines[min(seen[i], len(lines)):] {
+			g.log.Printf("filter %s: %s", level, l)
+		}
+		seen[i] = len(lines)
+	}
+	g.logged[host] = seen
 }
 
 // tick runs the plugin's OnTick at the period it set, as Envoy's worker does (the body watch, the budget
@@ -308,6 +332,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host := g.current()
 	defer func() {
 		// After x.Finish (deferred below), also when the connection is being aborted.
+		g.printFilterLogs(host)
 		if host.Dead() != nil {
 			g.reload(host)
 		}
