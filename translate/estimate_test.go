@@ -45,3 +45,15 @@ func TestEstimatePromptTokens(t *testing.T) {
 		})
 	}
 }
+
+// FuzzEstimatePromptTokens: any body, never a panic, never more than its length, and linear (one pass).
+func FuzzEstimatePromptTokens(f *testing.F) {
+	for _, s := range []string{`{"a":"b"}`, `"data:,` + strings.Repeat("A", 300), `"\u`, `"\`, `[1,2,-3e5]`, `"data:x\n`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if n := EstimatePromptTokens(body); n < 0 || n > len(body) {
+			t.Fatalf("estimate %d for %d bytes", n, len(body))
+		}
+	})
+}

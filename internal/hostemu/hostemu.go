@@ -90,6 +90,7 @@ type Host struct {
 	definedHistograms map[uint32]bool
 	histogramIDs      []uint32
 	metricsKnown      int
+	tables            *metricTables
 }
 
 // OpenStreams is the number of streams the emulator still holds state for: those begun and not finished.

@@ -55,6 +55,9 @@ type metricTables struct {
 var errNoMetricTables = errors.New("hostemu: proxytest's metric tables were not found (the SDK changed): metrics cannot be listed")
 
 func (h *Host) metricTables() (metricTables, error) {
+	if h.tables != nil {
+		return *h.tables, nil // found once: the maps live as long as the emulator
+	}
 	v := reflect.ValueOf(h.emu)
 	if v.Kind() == reflect.Interface {
 		v = v.Elem()
@@ -75,6 +78,7 @@ func (h *Host) metricTables() (metricTables, error) {
 	}
 	// The values map is written (notRecorded) through an addressable view of the unexported field.
 	t.values = reflect.NewAt(t.values.Type(), unsafe.Pointer(t.values.UnsafeAddr())).Elem()
+	h.tables = &t
 	return t, nil
 }
 
