@@ -96,7 +96,7 @@ const (
 )
 
 // The metric labels the filter encodes in its metric names.
-var wantTagNames = []string{"change", "client_dialect", "code", "from", "gen_ai.operation.name", "gen_ai.provider.name",
+var wantTagNames = []string{"change", "client_dialect", "code", "consumer", "from", "gen_ai.operation.name", "gen_ai.provider.name",
 	"gen_ai.request.model", "gen_ai.token.type", "model", "provider", "reason", "result", "status_class", "to"}
 
 // --- plugin configuration (README.md, "Configuration") ---
@@ -870,6 +870,9 @@ var statsTagCases = []struct {
 	{"wasmcustom.aidialect_circuit_changes_total.provider.llama.change.opened",
 		"wasmcustom.aidialect_circuit_changes_total",
 		map[string]string{"provider": "llama", "change": "opened"}},
+	{"wasmcustom.aidialect_budget_tokens_total.consumer.team-a",
+		"wasmcustom.aidialect_budget_tokens_total",
+		map[string]string{"consumer": "team-a"}},
 	{"wasmcustom.aidialect_budget_checks_total.result.over_limit",
 		"wasmcustom.aidialect_budget_checks_total",
 		map[string]string{"result": "over_limit"}},

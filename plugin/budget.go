@@ -424,6 +424,7 @@ func (h *httpContext) chargeBudget() {
 	if !h.cfg.budgets.on || !bs.checked {
 		return
 	}
+	h.metrics.countBudgetTokens(bs.consumer, max(bs.used, bs.reserved))
 	if extra := bs.used - bs.reserved; extra > 0 {
 		h.plugin.charges.add(bs.consumer, bs.model, extra)
 	}

@@ -167,6 +167,12 @@ func TestBudgets(t *testing.T) {
 				if got := rl.counts["consumer=team-a"]; got != 70 {
 					t.Errorf("team-a counted %d tokens, want the 70 the provider reported", got)
 				}
+				if got, err := s.host.Counter("aidialect_budget_tokens_total.consumer.team-a"); err != nil || got != 70 {
+					t.Errorf("team-a's spending metric %d (%v), want 70", got, err)
+				}
+				if got, _ := s.host.Counter("aidialect_budget_tokens_total.consumer.team-b"); got != 0 {
+					t.Errorf("team-b's spending metric %d, want 0", got)
+				}
 				if got := rl.counts["consumer=team-a,model=gpt-4o"]; got != 70 {
 					t.Errorf("team-a on gpt-4o counted %d tokens, want 70", got)
 				}

@@ -20,6 +20,9 @@ const (
 	// (charge_failed); metricBudgetCharged the tokens charged after answers, beyond their reservations.
 	metricBudgetChecks  = "aidialect_budget_checks_total"
 	metricBudgetCharged = "aidialect_budget_charged_tokens_total"
+	// metricBudgetTokens counts, per consumer, the tokens its exchanges cost its budget (the larger of the
+	// reservation and the reported usage), so a team's spending shows without reading the service's Redis.
+	metricBudgetTokens = "aidialect_budget_tokens_total"
 )
 
 // budgetResults are metricBudgetChecks' result labels.
@@ -64,6 +67,7 @@ type metrics struct {
 	attempts         []proxywasm.MetricCounter          // by provider index
 	budgetChecks     map[string]proxywasm.MetricCounter // by result; nil without budgets
 	budgetCharged    proxywasm.MetricCounter
+	budgetTokens     map[string]proxywasm.MetricCounter // by consumer name, with budgets
 	genAISeries      []*genAISeries                     // by model entry and operation, defined when first recorded (genai_metrics.go)
 	defined          map[string]proxywasm.MetricCounter // counters defined on first use
 	// names keeps every defined name alive. Envoy copies a name when it is defined; the SDK's proxytest host
@@ -111,6 +115,17 @@ func defineMetrics(c *config) *metrics {
 			m.budgetChecks[r] = m.counter(metricBudgetChecks + ".result." + r)
 		}
 		m.budgetCharged = m.counter(metricBudgetCharged)
+		m.budgetTokens = map[string]proxywasm.MetricCounter{}
+		names := []string{anonymousConsumer}
+		if len(c.consumers) > 0 {
+			names = names[:0]
+			for _, cons := range c.consumers {
+				names = append(names, cons.name)
+			}
+		}
+		for _, name := range names {
+			m.budgetTokens[name] = m.counter(metricBudgetTokens + ".consumer." + metricLabel(name))
+		}
 	}
 	return m
 }
@@ -121,6 +136,16 @@ func (m *metrics) countBudget(result string) {
 	}
 	if c, ok := m.budgetChecks[result]; ok {
 		c.Increment(1)
+	}
+}
+
+// countBudgetTokens counts what an exchange cost its consumer's budget.
+func (m *metrics) countBudgetTokens(consumer string, tokens int64) {
+	if m == nil || tokens <= 0 {
+		return
+	}
+	if c, ok := m.budgetTokens[consumer]; ok {
+		c.Increment(uint64(tokens))
 	}
 }
 

@@ -24,6 +24,7 @@ var StatsTags = []struct{ Name, Regex string }{
 	{"change", `^wasmcustom\.aidialect_[^.]*(?:\.[^.]+\.[^.]+)*?(\.change\.([^.]+))`},
 	{"from", `^wasmcustom\.aidialect_[^.]*(?:\.[^.]+\.[^.]+)*?(\.from\.([^.]+))`},
 	{"to", `^wasmcustom\.aidialect_[^.]*(?:\.[^.]+\.[^.]+)*?(\.to\.([^.]+))`},
+	{"consumer", `^wasmcustom\.aidialect_[^.]*(?:\.[^.]+\.[^.]+)*?(\.consumer\.([^.]+))`},
 	{"gen_ai.operation.name", `^wasmcustom\.gen_ai_[^.]*(?:\.[^.]+\.[^.]+)*?(\.gen_ai_operation_name\.([^.]+))`},
 	{"gen_ai.request.model", `^wasmcustom\.gen_ai_[^.]*(?:\.[^.]+\.[^.]+)*?(\.gen_ai_request_model\.([^.]+))`},
 	{"gen_ai.token.type", `^wasmcustom\.gen_ai_[^.]*(?:\.[^.]+\.[^.]+)*?(\.gen_ai_token_type\.([^.]+))`},
