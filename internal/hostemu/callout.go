@@ -65,44 +65,21 @@ func (x *Exchange) pendingCallouts() []Callout {
 // ends the exchange; gone reports the client leaving. It writes what the filter released to w.
 func (x *Exchange) resolveCallouts(w ClientWriter) (replied, gone bool, err error) {
 	for {
-		var pending []Callout
-		var ids []uint32
-		if err := x.h.do(func() error {
-			pending = x.pendingCallouts()
-			ids = x.calloutIDs[len(x.calloutIDs)-len(pending):]
-			return nil
-		}); err != nil {
+		pending, ids, err := x.takeCallouts()
+		if err != nil || len(pending) == 0 {
 			return false, false, err
-		}
-		if len(pending) == 0 {
-			return false, false, nil
 		}
 		// The highest number first (calloutorder.go).
 		for i := len(pending) - 1; i >= 0; i-- {
-			c := pending[i]
-			if err := x.checkCallout(&c); err != nil {
-				x.h.abandon(ids[:i+1])
+			answer, err := x.answerFor(pending[i], ids[:i+1])
+			if err != nil {
 				return false, false, err
 			}
-			if x.Callouts == nil {
-				x.h.abandon(ids[:i+1])
-				return false, false, ruleErr(calloutRule, "the filter made a callout to cluster %q, which this host has no answer for", c.Cluster)
-			}
-			answer := x.Callouts(c)
-			id := ids[i]
 			if answer.ClientGone {
-				// Envoy destroys the stream (OnHttpStreamDone); the callout, the root context's, goes on and its
-				// answer still comes, which the SDK drops for a deleted context.
-				x.Finish()
-				x.ClientGone = true
-				x.h.abandon(ids[:i])
-				return false, true, x.h.do(func() error {
-					x.h.deliver(id, answer)
-					return nil
-				})
+				return false, true, x.clientGone(ids[i], ids[:i])
 			}
-			err := x.step(w, func(o *released) error {
-				x.h.deliver(id, answer)
+			err = x.step(w, func(o *released) error {
+				x.h.deliver(ids[i], answer)
 				if r, err := x.responseLocalReply(types.ActionPause, "the callout's callback", o); r || err != nil {
 					if err == nil {
 						err = errLocalReplied
@@ -111,16 +88,53 @@ func (x *Exchange) resolveCallouts(w ClientWriter) (replied, gone bool, err erro
 				}
 				return nil
 			})
-			if err == errLocalReplied {
-				x.h.abandon(ids[:i])
-				return true, false, nil
-			}
 			if err != nil {
 				x.h.abandon(ids[:i])
+				if err == errLocalReplied {
+					return true, false, nil
+				}
 				return false, false, err
 			}
 		}
 	}
+}
+
+// takeCallouts returns the callouts the filter dispatched since the last call, and their numbers.
+func (x *Exchange) takeCallouts() (pending []Callout, ids []uint32, err error) {
+	err = x.h.do(func() error {
+		pending = x.pendingCallouts()
+		ids = x.calloutIDs[len(x.calloutIDs)-len(pending):]
+		return nil
+	})
+	return pending, ids, err
+}
+
+// answerFor checks a callout as Envoy does before sending it, and gets its answer from the exchange's
+// Callouts (without the host lock). On a broken rule the callouts left unanswered (unanswered: this one
+// and those numbered below it) are abandoned.
+func (x *Exchange) answerFor(c Callout, unanswered []uint32) (CalloutAnswer, error) {
+	if err := x.checkCallout(&c); err != nil {
+		x.h.abandon(unanswered)
+		return CalloutAnswer{}, err
+	}
+	if x.Callouts == nil {
+		x.h.abandon(unanswered)
+		return CalloutAnswer{}, ruleErr(calloutRule, "the filter made a callout to cluster %q, which this host has no answer for", c.Cluster)
+	}
+	return x.Callouts(c), nil
+}
+
+// clientGone ends the exchange as Envoy does when the client leaves while callout id is under way: the
+// stream is destroyed (OnHttpStreamDone); the callout, the root context's, goes on and its answer still
+// comes, which the SDK drops for a deleted context. The others (rest) are never answered.
+func (x *Exchange) clientGone(id uint32, rest []uint32) error {
+	x.Finish()
+	x.ClientGone = true
+	x.h.abandon(rest)
+	return x.h.do(func() error {
+		x.h.deliver(id, CalloutAnswer{Failed: true})
+		return nil
+	})
 }
 
 // checkCallout enforces what Envoy checks before it sends a callout (Context::httpCall answers BadArgument).
@@ -154,13 +168,8 @@ func (x *Exchange) awaitRequestCallouts() error {
 	where := x.awaiting
 	x.awaiting = ""
 	for {
-		var pending []Callout
-		var ids []uint32
-		if err := x.h.do(func() error {
-			pending = x.pendingCallouts()
-			ids = x.calloutIDs[len(x.calloutIDs)-len(pending):]
-			return nil
-		}); err != nil {
+		pending, ids, err := x.takeCallouts()
+		if err != nil {
 			return err
 		}
 		if len(pending) == 0 {
@@ -170,45 +179,28 @@ func (x *Exchange) awaitRequestCallouts() error {
 			return ruleErr("envoy-host 3", "OnHttpRequestBody paused at end_of_stream, and the callouts' callbacks neither resumed nor answered the request: it would hang")
 		}
 		for i := len(pending) - 1; i >= 0; i-- {
-			c := pending[i]
-			if err := x.checkCallout(&c); err != nil {
-				x.h.abandon(ids[:i+1])
+			answer, err := x.answerFor(pending[i], ids[:i+1])
+			if err != nil {
 				return err
 			}
-			if x.Callouts == nil {
-				x.h.abandon(ids[:i+1])
-				return ruleErr(calloutRule, "the filter made a callout to cluster %q, which this host has no answer for", c.Cluster)
-			}
-			answer := x.Callouts(c)
-			id := ids[i]
 			if answer.ClientGone {
-				x.Finish()
-				x.ClientGone = true
-				x.h.abandon(ids[:i])
-				return x.h.do(func() error {
-					x.h.deliver(id, answer)
-					return nil
-				})
+				return x.clientGone(ids[i], ids[:i])
 			}
-			resumed := false
-			err := x.h.do(func() error {
-				x.h.deliver(id, answer)
+			done := false
+			err = x.h.do(func() error {
+				x.h.deliver(ids[i], answer)
 				if local, err := x.localReply(types.ActionPause, "the callout's callback (after "+where+")"); local || err != nil {
-					return errLocalReplied
+					done = true
+					return err
 				}
 				if x.h.emu.GetCurrentHttpStreamAction(x.id) != types.ActionContinue {
 					return nil
 				}
-				resumed = true
+				done = true
 				return x.resumeRequest(where)
 			})
-			if err == errLocalReplied || err != nil || resumed {
+			if done || err != nil {
 				x.h.abandon(ids[:i])
-			}
-			if err == errLocalReplied {
-				return nil
-			}
-			if err != nil || resumed {
 				return err
 			}
 		}
