@@ -191,43 +191,41 @@ func (h *httpContext) budgetConsumer() string {
 	return anonymousConsumer
 }
 
-// appendDescriptors writes the request's descriptors, each adding hits (0: check only).
+// appendDescriptors writes an admission's descriptors (the consumer's, and the consumer and model's, as
+// budgets.per asks), each adding hits (0: check only).
 func appendDescriptors(b []byte, cfg *budgetConfig, consumer, model string, hits int64) []byte {
-	entry := func(b []byte, key, value string) []byte {
-		b = append(b, `{"key":`...)
-		b = jsonscan.AppendString(b, key)
-		b = append(b, `,"value":`...)
-		b = jsonscan.AppendString(b, value)
-		return append(b, '}')
-	}
-	addend := strconv.AppendInt(nil, hits, 10)
-	first := true
-	sep := func(b []byte) []byte {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		return b
-	}
 	if cfg.perConsumer {
-		b = sep(b)
-		b = append(b, `{"entries":[`...)
-		b = entry(b, descriptorConsumer, consumer)
-		b = append(b, `],"hits_addend":`...)
-		b = append(b, addend...)
-		b = append(b, '}')
+		b = appendDescriptor(b, consumer, "", hits)
 	}
 	if cfg.perModel {
-		b = sep(b)
-		b = append(b, `{"entries":[`...)
-		b = entry(b, descriptorConsumer, consumer)
-		b = append(b, ',')
-		b = entry(b, descriptorModel, model)
-		b = append(b, `],"hits_addend":`...)
-		b = append(b, addend...)
-		b = append(b, '}')
+		if cfg.perConsumer {
+			b = append(b, ',')
+		}
+		b = appendDescriptor(b, consumer, model, hits)
 	}
 	return b
+}
+
+// appendDescriptor writes one descriptor: the consumer's, or with a model the consumer and model's.
+func appendDescriptor(b []byte, consumer, model string, hits int64) []byte {
+	b = append(b, `{"entries":[{"key":"`+descriptorConsumer+`","value":`...)
+	b = jsonscan.AppendString(b, consumer)
+	if model != "" {
+		b = append(b, `},{"key":"`+descriptorModel+`","value":`...)
+		b = jsonscan.AppendString(b, model)
+	}
+	b = append(b, `}],"hits_addend":`...)
+	b = strconv.AppendInt(b, hits, 10)
+	return append(b, '}')
+}
+
+// rateLimitBody is a POST /json body of the configuration's domain with the descriptors appendTo writes.
+func (c *budgetConfig) rateLimitBody(appendTo func([]byte) []byte) []byte {
+	b := append(make([]byte, 0, 256), `{"domain":`...)
+	b = jsonscan.AppendString(b, c.domain)
+	b = append(b, `,"descriptors":[`...)
+	b = appendTo(b)
+	return append(b, "]}"...)
 }
 
 // rateLimitRequest is the header list of a POST /json request to the rate-limit service.
@@ -248,11 +246,7 @@ func (h *httpContext) checkBudget() types.Action {
 	if cfg.reserve {
 		bs.reserved = int64(translate.EstimatePromptTokens(h.rawBody))
 	}
-	body := append(make([]byte, 0, 256), `{"domain":`...)
-	body = jsonscan.AppendString(body, cfg.domain)
-	body = append(body, `,"descriptors":[`...)
-	body = appendDescriptors(body, cfg, bs.consumer, bs.model, bs.reserved)
-	body = append(body, "]}"...)
+	body := cfg.rateLimitBody(func(b []byte) []byte { return appendDescriptors(b, cfg, bs.consumer, bs.model, bs.reserved) })
 	if _, err := proxywasm.DispatchHttpCall(cfg.cluster, cfg.rateLimitRequest(), body, nil, cfg.timeoutMs, h.onBudgetAnswer); err != nil {
 		h.plugin.logBudgetFailure("Envoy refused a callout to cluster " + strconv.Quote(cfg.cluster) + " (" + err.Error() + "): add the cluster of the rate-limit service, or set budgets.cluster")
 		return h.budgetServiceFailed()
@@ -462,33 +456,31 @@ func (p *pluginContext) flushCharges() {
 	if !cfg.on || len(q.pending) == 0 || q.inFlight != nil {
 		return
 	}
-	body := append(make([]byte, 0, 256), `{"domain":`...)
-	body = jsonscan.AppendString(body, cfg.domain)
-	body = append(body, `,"descriptors":[`...)
-	perConsumer := map[string]int64{}
-	first := true
-	for k, tokens := range q.pending {
-		perConsumer[k.consumer] = min(perConsumer[k.consumer]+tokens, maxQueuedTokens)
-		if cfg.perModel {
+	// One descriptor per consumer and model entry (with consumer_model), and one per consumer summing its
+	// entries (with consumer).
+	body := cfg.rateLimitBody(func(b []byte) []byte {
+		perConsumer := map[string]int64{}
+		first := true
+		add := func(consumer, model string, tokens int64) {
 			if !first {
-				body = append(body, ',')
+				b = append(b, ',')
 			}
 			first = false
-			only := budgetConfig{perModel: true}
-			body = appendDescriptors(body, &only, k.consumer, k.model, tokens)
+			b = appendDescriptor(b, consumer, model, tokens)
 		}
-	}
-	if cfg.perConsumer {
-		for consumer, tokens := range perConsumer {
-			if !first {
-				body = append(body, ',')
+		for k, tokens := range q.pending {
+			perConsumer[k.consumer] = min(perConsumer[k.consumer]+tokens, maxQueuedTokens)
+			if cfg.perModel {
+				add(k.consumer, k.model, tokens)
 			}
-			first = false
-			only := budgetConfig{perConsumer: true}
-			body = appendDescriptors(body, &only, consumer, "", tokens)
 		}
-	}
-	body = append(body, "]}"...)
+		if cfg.perConsumer {
+			for consumer, tokens := range perConsumer {
+				add(consumer, "", tokens)
+			}
+		}
+		return b
+	})
 	if _, err := proxywasm.DispatchHttpCall(cfg.cluster, cfg.rateLimitRequest(), body, nil, chargeTimeoutMs, p.onChargeAnswer); err != nil {
 		p.logBudgetFailure("Envoy refused a callout to cluster " + strconv.Quote(cfg.cluster) + " (" + err.Error() + "): charges wait")
 		p.metrics.countBudget("charge_failed")
